@@ -1,0 +1,45 @@
+// The calling convention between the runtime and a generated CPU kernel.
+//
+// A kernel walks one iteration space: the output shape for a pointwise group, the shape of the
+// reduced tensor for a reduction group. Every operand (inputs, then outputs) is described by
+// its strides in that space, in elements, with 0 along dims it is broadcast over (and, for
+// values after the reduction, along the reduced dims). Kernels are generated once per graph,
+// so sizes are run-time arguments and symbolic shapes need no recompilation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/runtime/tensor.h"
+
+namespace loupe {
+
+// Mirrored verbatim in the prelude of every generated translation unit.
+struct LoupeKernelArgs {
+  int64_t rank;                  // of the iteration space
+  const int64_t* sizes;          // [rank]
+  void* const* data;             // inputs then outputs, element 0 of each
+  const int64_t* const* strides; // per operand: [rank] strides in the iteration space
+};
+
+using CpuKernelFn = void (*)(const LoupeKernelArgs*);
+
+struct CpuKernelSignature {
+  Shape iterationShape;
+  // Inputs then outputs: for each dim of the operand, the iteration dim it is indexed by.
+  std::vector<std::vector<size_t>> operandDims;
+};
+
+// Throws Error("codegen", ...) when the node is not supported (see canGenerateCpuKernel).
+CpuKernelSignature describeCpuKernel(const Node& node,
+                                     const OpRegistry& registry = OpRegistry::global());
+
+// Builds the arguments from concrete tensors (any strides; a size-1 dim broadcasts) and calls
+// the kernel. Throws Error("runtime", ...) naming the operand when a size does not fit.
+void launchCpuKernel(CpuKernelFn kernel, const CpuKernelSignature& signature,
+                     const SymbolBindings& bindings, const std::vector<const Tensor*>& inputs,
+                     const std::vector<Tensor*>& outputs);
+
+} // namespace loupe

@@ -1,0 +1,54 @@
+#include "compiler/ir/type.h"
+
+#include "compiler/ir/error.h"
+
+namespace loupe {
+
+std::string Device::str() const {
+  return kind == Kind::CPU ? "cpu" : "cuda:" + std::to_string(index);
+}
+
+TensorType TensorType::withShape(Shape newShape) const {
+  TensorType t;
+  t.dtype = dtype;
+  t.shape = std::move(newShape);
+  t.device = device;
+  return t;
+}
+
+TensorType TensorType::withDType(DType newDType) const {
+  TensorType t = *this;
+  t.dtype = newDType;
+  return t;
+}
+
+Type Type::index(SymExpr value) {
+  Type t;
+  t.isIndex_ = true;
+  t.indexValue_ = std::move(value);
+  return t;
+}
+
+const TensorType& Type::tensor() const {
+  if (isIndex_) throw Error("type", "expected a tensor, found " + str());
+  return tensor_;
+}
+
+TensorType& Type::tensor() {
+  if (isIndex_) throw Error("type", "expected a tensor, found " + str());
+  return tensor_;
+}
+
+std::string Type::str() const {
+  if (isIndex_) return "index<" + indexValue_.str() + ">";
+  std::string s = std::string(dtypeName(tensor_.dtype)) + "[" + shapeStr(tensor_.shape) + "]";
+  std::string extras;
+  if (tensor_.strides && !tensor_.isContiguous())
+    extras += "strides=[" + shapeStr(*tensor_.strides) + "]";
+  if (tensor_.device.kind != Device::Kind::CPU)
+    extras += (extras.empty() ? "" : ",") + tensor_.device.str();
+  if (!extras.empty()) s += "<" + extras + ">";
+  return s;
+}
+
+} // namespace loupe

@@ -1,0 +1,610 @@
+// Normalization ops: softmax and log-softmax, layer norm, batch norm (the functional, inference
+// and legacy forward forms aot_autograd emits) and their backward ops.
+//
+// Formulas follow torch's Python decompositions (torch/_decomp/decompositions.py, _refs):
+// statistics use the biased variance and rstd = 1 / sqrt(var + eps); the running variance is
+// updated with the unbiased one. Where torch's result shapes or dtypes depend on the device,
+// the result type does too: on CPU, layer norm's mean/rstd and batch norm's saved statistics
+// have the input's dtype and inference-mode batch norm saves empty [0] statistics; on CUDA
+// they are in the compute dtype (f32 for f16/bf16) and inference saves the running stats.
+//
+// Backward results whose output_mask entry is false are still produced, as zeros of the
+// right shape (torch returns None there), so every node has a fixed number of results.
+//
+// Softmax, log-softmax, its backward and layer norm decompose into elementwise and reduction
+// ops for f32/f64 inputs, which fusion then turns into generated kernels.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "compiler/ir/error.h"
+#include "compiler/ops/dims.h"
+#include "compiler/ops/graph_builder.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/ops/pointwise.h"
+
+namespace loupe {
+namespace {
+
+using Doubles = std::vector<double>;
+
+size_t at(int64_t i) {
+  return static_cast<size_t>(i);
+}
+
+void store(Tensor& out, const Doubles& values) {
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.set(i, values[at(i)]);
+}
+
+void expectShape(const TensorType& actual, const Shape& expected, std::string_view op,
+                 const char* what) {
+  if (actual.shape != expected)
+    throw Error("shape", std::string(op) + ": " + what + " has shape [" + shapeStr(actual.shape) +
+                             "], expected [" + shapeStr(expected) + "]");
+}
+
+// Backward results: masked-off ones are zeros (see the file comment).
+void storeMasked(std::vector<Tensor>& outputs, const BoolList& mask,
+                 const std::vector<Doubles>& grads) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    store(outputs[i], mask[i] ? grads[i] : Doubles(at(outputs[i].numel()), 0.0));
+}
+
+// The dtype torch keeps normalization statistics in (see the file comment).
+DType statsDType(const TensorType& input) {
+  bool reduced = input.dtype == DType::F16 || input.dtype == DType::BF16;
+  return input.device.kind == Device::Kind::CUDA && reduced ? DType::F32 : input.dtype;
+}
+
+OpInfo normalizationOp(std::string name, std::vector<OperandSpec> operands,
+                       std::vector<AttrSpec> attrs, int numResults, std::string summary) {
+  OpInfo info;
+  info.name = std::move(name);
+  info.kind = OpKind::Normalization;
+  info.operands = std::move(operands);
+  info.attrs = std::move(attrs);
+  info.numResults = numResults;
+  info.summary = std::move(summary);
+  return info;
+}
+
+// Decompositions build only f32/f64 graphs: other dtypes would need conversions around every
+// step to compute in f32 as torch does.
+bool decomposable(const Value* input) {
+  DType d = input->tensorType().dtype;
+  return d == DType::F32 || d == DType::F64;
+}
+
+AttrMap keepDims(IntList dims) {
+  AttrMap attrs;
+  attrs.set("dim", std::move(dims));
+  attrs.set("keepdim", true);
+  return attrs;
+}
+
+// ---- softmax and log-softmax along one dim
+
+// A tensor seen as [outer, size, inner] around the softmax dim.
+struct SoftmaxLines {
+  int64_t outer = 1, size = 1, inner = 1;
+
+  SoftmaxLines(const std::vector<int64_t>& shape, int64_t dim, std::string_view op) {
+    size_t d = normalizeDim(dim, shape.size(), op);
+    for (size_t i = 0; i < shape.size(); ++i)
+      (i < d ? outer : i == d ? size : inner) *= shape[i];
+  }
+
+  // visit(index of element k of the line) for k in [0, size), once per line.
+  void forEachLine(const std::function<void(const std::function<int64_t(int64_t)>&)>& visit) const {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        visit([&](int64_t k) { return (o * size + k) * inner + i; });
+  }
+};
+
+std::vector<Type> inferSoftmax(std::string_view op, const std::vector<const Type*>& operands,
+                               const AttrMap& attrs) {
+  const TensorType& self = tensorOperand(operands, 0, op);
+  normalizeDim(attrs.getInt("dim"), self.rank(), op);
+  if (!isFloating(self.dtype))
+    throw Error("shape", std::string(op) + ": expected a floating-point input, got " +
+                             std::string(dtypeName(self.dtype)));
+  bool halfToFloat = attrs.getBool("half_to_float", false);
+  if (halfToFloat && self.dtype != DType::F16)
+    throw Error("shape", std::string(op) + ": half_to_float needs an f16 input");
+  return {self.withShape(self.shape).withDType(halfToFloat ? DType::F32 : self.dtype)};
+}
+
+ReferenceFn softmaxReference(bool log) {
+  return [log](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+    SoftmaxLines lines(inputs[0]->shape(), attrs.getInt("dim"), "softmax");
+    Doubles x = inputs[0]->toDoubles(), y(x.size());
+    lines.forEachLine([&](const std::function<int64_t(int64_t)>& index) {
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < lines.size; ++k)
+        max = std::max(max, x[at(index(k))]);
+      double sum = 0;
+      for (int64_t k = 0; k < lines.size; ++k)
+        sum += std::exp(x[at(index(k))] - max);
+      for (int64_t k = 0; k < lines.size; ++k) {
+        double shifted = x[at(index(k))] - max;
+        y[at(index(k))] = log ? shifted - std::log(sum) : std::exp(shifted) / sum;
+      }
+    });
+    store(outputs[0], y);
+  };
+}
+
+// softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax = (x - max) - log(sum(...)).
+DecomposeFn softmaxDecomposition(bool log) {
+  return [log](Node& node, GraphBuilder& b) -> std::vector<Value*> {
+    Value* x = node.operand(0);
+    if (!decomposable(x) || node.attrs().getBool("half_to_float", false)) return {};
+    AttrMap keep = keepDims({node.attrs().getDim("dim")});
+    Value* shifted = b.op("aten.sub.Tensor", {x, b.op("aten.amax", {x}, keep)});
+    Value* exp = b.op("aten.exp", {shifted});
+    Value* sum = b.op("aten.sum.dim_IntList", {exp}, keep);
+    if (log) return {b.op("aten.sub.Tensor", {shifted, b.op("aten.log", {sum})})};
+    return {b.op("aten.div.Tensor", {exp, sum})};
+  };
+}
+
+std::vector<Type> inferSoftmaxBackward(std::string_view op,
+                                       const std::vector<const Type*>& operands,
+                                       const AttrMap& attrs) {
+  const TensorType& gradOut = tensorOperand(operands, 0, op);
+  const TensorType& output = tensorOperand(operands, 1, op);
+  expectShape(gradOut, output.shape, op, "grad_output");
+  normalizeDim(attrs.getInt("dim"), output.rank(), op);
+  return {output.withShape(output.shape).withDType(attrs.getDType("input_dtype"))};
+}
+
+// softmax: g * y - y * sum(g * y); log_softmax: g - exp(y) * sum(g).
+ReferenceFn softmaxBackwardReference(bool log) {
+  return [log](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+    SoftmaxLines lines(inputs[1]->shape(), attrs.getInt("dim"), "softmax backward");
+    Doubles g = inputs[0]->toDoubles(), y = inputs[1]->toDoubles(), result(y.size());
+    lines.forEachLine([&](const std::function<int64_t(int64_t)>& index) {
+      double sum = 0;
+      for (int64_t k = 0; k < lines.size; ++k)
+        sum += log ? g[at(index(k))] : g[at(index(k))] * y[at(index(k))];
+      for (int64_t k = 0; k < lines.size; ++k) {
+        size_t i = at(index(k));
+        result[i] = log ? g[i] - std::exp(y[i]) * sum : y[i] * (g[i] - sum);
+      }
+    });
+    store(outputs[0], result);
+  };
+}
+
+// grad_input = g * y - y * sum(g * y, dim)
+std::vector<Value*> decomposeSoftmaxBackward(Node& node, GraphBuilder& b) {
+  Value *g = node.operand(0), *y = node.operand(1);
+  if (!decomposable(g) || !decomposable(y) ||
+      node.attrs().getDType("input_dtype") != y->tensorType().dtype)
+    return {};
+  Value* gy = b.op("aten.mul.Tensor", {g, y});
+  Value* sum = b.op("aten.sum.dim_IntList", {gy}, keepDims({node.attrs().getDim("dim")}));
+  return {b.op("aten.sub.Tensor", {gy, b.op("aten.mul.Tensor", {y, sum})})};
+}
+
+void registerSoftmaxOps(OpRegistry& registry) {
+  for (bool log : {false, true}) {
+    std::string name = log ? "aten._log_softmax" : "aten._softmax";
+    OpInfo forward = normalizationOp(name, {{"self"}},
+                                     {{"dim", std::nullopt}, {"half_to_float", std::nullopt}}, 1,
+                                     log ? "log(softmax(self)) along dim, computed stably"
+                                         : "softmax along dim: exp(x - max) / sum(exp(x - max))");
+    forward.infer = [name](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+      return inferSoftmax(name, operands, attrs);
+    };
+    forward.reference = softmaxReference(log);
+    forward.decompose = softmaxDecomposition(log);
+    registry.add(std::move(forward));
+
+    std::string backwardName = name + "_backward_data";
+    OpInfo backward = normalizationOp(backwardName, {{"grad_output"}, {"output"}},
+                                      {{"dim", std::nullopt}, {"input_dtype", std::nullopt}}, 1,
+                                      "gradient of " + name + " from its output");
+    backward.infer = [backwardName](const std::vector<const Type*>& operands,
+                                    const AttrMap& attrs) {
+      return inferSoftmaxBackward(backwardName, operands, attrs);
+    };
+    backward.reference = softmaxBackwardReference(log);
+    if (!log) backward.decompose = decomposeSoftmaxBackward;
+    registry.add(std::move(backward));
+  }
+}
+
+// ---- layer norm over the trailing normalized_shape dims
+
+struct LayerNormShapes {
+  size_t axis;      // first normalized dim
+  Shape normalized; // input.shape[axis:]
+  Shape statsShape; // input.shape[:axis] + [1] * len(normalized)
+
+  LayerNormShapes(const TensorType& input, const AttrMap& attrs, std::string_view op)
+      : normalized(attrs.getDims("normalized_shape")) {
+    if (normalized.empty() || normalized.size() > input.rank() ||
+        !std::equal(normalized.begin(), normalized.end(),
+                    input.shape.end() - static_cast<std::ptrdiff_t>(normalized.size())))
+      throw Error("shape", std::string(op) + ": normalized_shape [" + shapeStr(normalized) +
+                               "] must be a non-empty suffix of the input shape [" +
+                               shapeStr(input.shape) + "]");
+    axis = input.rank() - normalized.size();
+    statsShape.assign(input.shape.begin(), input.shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    statsShape.resize(input.rank(), 1);
+  }
+
+  void checkAffine(const std::vector<const Type*>& operands, size_t weightIndex,
+                   std::string_view op) const {
+    for (size_t i : {weightIndex, weightIndex + 1})
+      if (i < operands.size() && operands[i])
+        expectShape(tensorOperand(operands, i, op), normalized, op,
+                    i == weightIndex ? "weight" : "bias");
+  }
+};
+
+// Rows of a [M, N] view of the input: N elements normalized together.
+struct Rows {
+  int64_t count, width;
+  Rows(const Tensor& input, const AttrMap& attrs) {
+    width = 1;
+    for (int64_t d : attrs.getInts("normalized_shape"))
+      width *= d;
+    count = width == 0 ? 0 : input.numel() / width;
+  }
+};
+
+Doubles optionalDoubles(const std::vector<const Tensor*>& inputs, size_t i, size_t size,
+                        double fallback) {
+  return i < inputs.size() && inputs[i] ? inputs[i]->toDoubles() : Doubles(size, fallback);
+}
+
+std::vector<Type> inferLayerNorm(const std::vector<const Type*>& operands, const AttrMap& attrs) {
+  const std::string_view op = "aten.native_layer_norm";
+  const TensorType& input = tensorOperand(operands, 0, op);
+  LayerNormShapes shapes(input, attrs, op);
+  shapes.checkAffine(operands, 1, op);
+  TensorType stats = input.withShape(shapes.statsShape).withDType(statsDType(input));
+  return {input.withShape(input.shape), stats, stats};
+}
+
+void layerNormReference(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                        std::vector<Tensor>& outputs) {
+  Rows rows(*inputs[0], attrs);
+  double eps = attrs.getFloat("eps");
+  Doubles x = inputs[0]->toDoubles(), out(x.size()), means, rstds;
+  Doubles w = optionalDoubles(inputs, 1, at(rows.width), 1.0);
+  Doubles b = optionalDoubles(inputs, 2, at(rows.width), 0.0);
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const double* row = &x[at(r * rows.width)];
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < rows.width; ++j)
+      mean += row[j];
+    mean /= static_cast<double>(rows.width);
+    for (int64_t j = 0; j < rows.width; ++j)
+      var += (row[j] - mean) * (row[j] - mean);
+    double rstd = 1.0 / std::sqrt(var / static_cast<double>(rows.width) + eps);
+    for (int64_t j = 0; j < rows.width; ++j)
+      out[at(r * rows.width + j)] = (row[j] - mean) * rstd * w[at(j)] + b[at(j)];
+    means.push_back(mean);
+    rstds.push_back(rstd);
+  }
+  store(outputs[0], out);
+  store(outputs[1], means);
+  store(outputs[2], rstds);
+}
+
+// (x - mean) * rsqrt(var + eps) * weight + bias, with var_mean(correction=0) over the
+// normalized dims.
+std::vector<Value*> decomposeLayerNorm(Node& node, GraphBuilder& b) {
+  Value *x = node.operand(0), *weight = node.operand(1), *bias = node.operand(2);
+  if (!decomposable(x)) return {};
+  size_t rank = x->tensorType().rank();
+  IntList dims;
+  for (size_t d = rank - node.attrs().getDims("normalized_shape").size(); d < rank; ++d)
+    dims.push_back(static_cast<int64_t>(d));
+  AttrMap varMeanAttrs = keepDims(dims);
+  varMeanAttrs.set("correction", SymExpr(0));
+  std::vector<Value*> varMean = b.opResults("aten.var_mean.correction", {x}, varMeanAttrs);
+  AttrMap epsAttrs;
+  epsAttrs.set("other", node.attrs().getFloat("eps"));
+  Value* rstd = b.op("aten.rsqrt", {b.op("aten.add.Scalar", {varMean[0]}, epsAttrs)});
+  Value* out = b.op("aten.mul.Tensor", {b.op("aten.sub.Tensor", {x, varMean[1]}), rstd});
+  if (weight) out = b.op("aten.mul.Tensor", {out, weight});
+  if (bias) out = b.op("aten.add.Tensor", {out, bias});
+  return {out, varMean[1], rstd};
+}
+
+std::vector<Type> inferLayerNormBackward(const std::vector<const Type*>& operands,
+                                         const AttrMap& attrs) {
+  const std::string_view op = "aten.native_layer_norm_backward";
+  const TensorType& gradOut = tensorOperand(operands, 0, op);
+  const TensorType& input = tensorOperand(operands, 1, op);
+  expectShape(gradOut, input.shape, op, "grad_out");
+  LayerNormShapes shapes(input, attrs, op);
+  expectShape(tensorOperand(operands, 2, op), shapes.statsShape, op, "mean");
+  expectShape(tensorOperand(operands, 3, op), shapes.statsShape, op, "rstd");
+  shapes.checkAffine(operands, 4, op);
+  if (attrs.getBools("output_mask").size() != 3)
+    throw Error("shape", std::string(op) + ": output_mask needs 3 values");
+  auto affineType = [&](size_t i) {
+    DType d = i < operands.size() && operands[i] ? operands[i]->tensor().dtype : input.dtype;
+    return input.withShape(shapes.normalized).withDType(d);
+  };
+  return {input.withShape(input.shape), affineType(4), affineType(5)};
+}
+
+void layerNormBackwardReference(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                                std::vector<Tensor>& outputs) {
+  Rows rows(*inputs[1], attrs);
+  BoolList mask = attrs.getBools("output_mask");
+  Doubles g = inputs[0]->toDoubles(), x = inputs[1]->toDoubles();
+  Doubles mean = inputs[2]->toDoubles(), rstd = inputs[3]->toDoubles();
+  Doubles w = optionalDoubles(inputs, 4, at(rows.width), 1.0);
+  Doubles gradIn(x.size(), 0.0), gradW(at(rows.width), 0.0), gradB(at(rows.width), 0.0);
+  auto n = static_cast<double>(rows.width);
+  for (int64_t r = 0; r < rows.count; ++r) {
+    auto xhat = [&](int64_t j) { return (x[at(r * rows.width + j)] - mean[at(r)]) * rstd[at(r)]; };
+    auto gxhat = [&](int64_t j) { return g[at(r * rows.width + j)] * w[at(j)]; };
+    double sumG = 0, sumGX = 0;
+    for (int64_t j = 0; j < rows.width; ++j) {
+      sumG += gxhat(j);
+      sumGX += gxhat(j) * xhat(j);
+      gradW[at(j)] += g[at(r * rows.width + j)] * xhat(j);
+      gradB[at(j)] += g[at(r * rows.width + j)];
+    }
+    for (int64_t j = 0; j < rows.width; ++j)
+      gradIn[at(r * rows.width + j)] = rstd[at(r)] / n * (n * gxhat(j) - sumG - xhat(j) * sumGX);
+  }
+  storeMasked(outputs, mask, {gradIn, gradW, gradB});
+}
+
+void registerLayerNormOps(OpRegistry& registry) {
+  OpInfo forward =
+      normalizationOp("aten.native_layer_norm", {{"input"}, {"weight", true}, {"bias", true}},
+                      {{"normalized_shape", std::nullopt}, {"eps", std::nullopt}}, 3,
+                      "layer norm over the trailing normalized_shape dims: (out, mean, rstd)");
+  forward.infer = inferLayerNorm;
+  forward.reference = layerNormReference;
+  forward.decompose = decomposeLayerNorm;
+  registry.add(std::move(forward));
+
+  OpInfo backward = normalizationOp(
+      "aten.native_layer_norm_backward",
+      {{"grad_out"}, {"input"}, {"mean"}, {"rstd"}, {"weight", true}, {"bias", true}},
+      {{"normalized_shape", std::nullopt}, {"output_mask", std::nullopt}}, 3,
+      "gradients of layer norm: (grad_input, grad_weight, grad_bias); masked-off ones are zeros");
+  backward.infer = inferLayerNormBackward;
+  backward.reference = layerNormBackwardReference;
+  registry.add(std::move(backward));
+}
+
+// ---- batch norm over every dim but the channel dim 1
+
+// The operand layout of one batch norm forward op.
+struct BatchNormForm {
+  std::string name;
+  bool hasTrainingAttr; // otherwise always inference
+  bool functional;      // also returns the updated running stats
+  bool statsOptional;   // running_mean/var may be none
+};
+
+SymExpr channels(const TensorType& input, std::string_view op) {
+  if (input.rank() < 2)
+    throw Error("shape", std::string(op) + ": input must have a channel dim 1, got [" +
+                             shapeStr(input.shape) + "]");
+  return input.shape[1];
+}
+
+// Checks that operands [first, last] that are present are per-channel vectors.
+void checkPerChannel(const std::vector<const Type*>& operands, size_t first, size_t last,
+                     const SymExpr& c, std::string_view op) {
+  for (size_t i = first; i <= last && i < operands.size(); ++i)
+    if (operands[i])
+      expectShape(tensorOperand(operands, i, op), {c}, op,
+                  ("per-channel operand " + std::to_string(i)).c_str());
+}
+
+// Planes of an [N, C, spatial...] tensor: element i belongs to channel (i / spatial) % C.
+struct ChannelLayout {
+  int64_t channels, spatial, count; // count: elements per channel
+  explicit ChannelLayout(const Tensor& input) {
+    channels = input.size(1);
+    spatial = 1;
+    for (size_t d = 2; d < input.rank(); ++d)
+      spatial *= input.size(d);
+    count = channels == 0 ? 0 : input.numel() / channels;
+  }
+  int64_t channelOf(int64_t i) const { return i / spatial % channels; }
+};
+
+InferFn batchNormInfer(const BatchNormForm& form) {
+  return [form](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+    const TensorType& input = tensorOperand(operands, 0, form.name);
+    SymExpr c = channels(input, form.name);
+    checkPerChannel(operands, 1, 4, c, form.name);
+    bool hasStats = operands.size() > 4 && operands[3] && operands[4];
+    if (!form.statsOptional && !hasStats)
+      throw Error("shape", form.name + ": running_mean and running_var are required");
+    bool training = form.hasTrainingAttr && attrs.getBool("training");
+    if (!training && !hasStats)
+      throw Error("shape", form.name + ": inference needs running_mean and running_var");
+    bool savesStats = training || input.device.kind == Device::Kind::CUDA;
+    TensorType saved = input.withShape({savesStats ? c : SymExpr(0)}).withDType(statsDType(input));
+    std::vector<Type> results = {input.withShape(input.shape), saved, saved};
+    if (form.functional)
+      for (size_t i : {3, 4})
+        results.push_back(operands[i]->tensor());
+    return results;
+  };
+}
+
+ReferenceFn batchNormReference(const BatchNormForm& form) {
+  return [form](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                std::vector<Tensor>& outputs) {
+    ChannelLayout layout(*inputs[0]);
+    auto c = at(layout.channels);
+    bool training = form.hasTrainingAttr && attrs.getBool("training");
+    double eps = attrs.getFloat("eps"), momentum = attrs.getFloat("momentum");
+    bool hasStats = inputs.size() > 4 && inputs[3] && inputs[4];
+    Doubles x = inputs[0]->toDoubles(), w = optionalDoubles(inputs, 1, c, 1.0),
+            b = optionalDoubles(inputs, 2, c, 0.0), runMean = optionalDoubles(inputs, 3, c, 0.0),
+            runVar = optionalDoubles(inputs, 4, c, 1.0);
+    Doubles mean(c, 0.0), var(c, 0.0), rstd(c);
+    if (training) {
+      for (size_t i = 0; i < x.size(); ++i)
+        mean[at(layout.channelOf(static_cast<int64_t>(i)))] += x[i];
+      for (double& m : mean)
+        m /= static_cast<double>(layout.count);
+      for (size_t i = 0; i < x.size(); ++i) {
+        size_t ch = at(layout.channelOf(static_cast<int64_t>(i)));
+        var[ch] += (x[i] - mean[ch]) * (x[i] - mean[ch]);
+      }
+      for (double& v : var)
+        v /= static_cast<double>(layout.count);
+    } else {
+      mean = runMean;
+      var = runVar;
+    }
+    for (size_t ch = 0; ch < c; ++ch)
+      rstd[ch] = 1.0 / std::sqrt(var[ch] + eps);
+    Doubles out(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      size_t ch = at(layout.channelOf(static_cast<int64_t>(i)));
+      out[i] = (x[i] - mean[ch]) * rstd[ch] * w[ch] + b[ch];
+    }
+    store(outputs[0], out);
+    if (outputs[1].numel() > 0) {
+      store(outputs[1], mean);
+      store(outputs[2], rstd);
+    }
+    if (!form.functional) return;
+    Doubles newMean = runMean, newVar = runVar;
+    if (training && hasStats) {
+      auto n = static_cast<double>(layout.count);
+      for (size_t ch = 0; ch < c; ++ch) {
+        newMean[ch] = momentum * mean[ch] + (1 - momentum) * runMean[ch];
+        newVar[ch] = momentum * var[ch] * n / (n - 1) + (1 - momentum) * runVar[ch];
+      }
+    }
+    store(outputs[3], newMean);
+    store(outputs[4], newVar);
+  };
+}
+
+std::vector<Type> inferBatchNormBackward(const std::vector<const Type*>& operands,
+                                         const AttrMap& attrs) {
+  const std::string_view op = "aten.native_batch_norm_backward";
+  const TensorType& gradOut = tensorOperand(operands, 0, op);
+  const TensorType& input = tensorOperand(operands, 1, op);
+  expectShape(gradOut, input.shape, op, "grad_out");
+  SymExpr c = channels(input, op);
+  checkPerChannel(operands, 2, 6, c, op);
+  auto present = [&](size_t i) { return i < operands.size() && operands[i] != nullptr; };
+  bool train = attrs.getBool("train");
+  if (train ? !(present(5) && present(6)) : !(present(3) && present(4)))
+    throw Error("shape",
+                std::string(op) + (train ? ": training needs save_mean and save_invstd"
+                                         : ": inference needs running_mean and running_var"));
+  if (attrs.getBools("output_mask").size() != 3)
+    throw Error("shape", std::string(op) + ": output_mask needs 3 values");
+  TensorType perChannel =
+      input.withShape({c}).withDType(present(2) ? operands[2]->tensor().dtype : input.dtype);
+  return {input.withShape(input.shape), perChannel, perChannel};
+}
+
+void batchNormBackwardReference(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                                std::vector<Tensor>& outputs) {
+  ChannelLayout layout(*inputs[1]);
+  auto c = at(layout.channels);
+  bool train = attrs.getBool("train");
+  BoolList mask = attrs.getBools("output_mask");
+  Doubles g = inputs[0]->toDoubles(), x = inputs[1]->toDoubles(),
+          w = optionalDoubles(inputs, 2, c, 1.0);
+  Doubles mean, invstd(c);
+  if (train) {
+    mean = inputs[5]->toDoubles();
+    invstd = inputs[6]->toDoubles();
+  } else {
+    mean = inputs[3]->toDoubles();
+    Doubles var = inputs[4]->toDoubles();
+    for (size_t ch = 0; ch < c; ++ch)
+      invstd[ch] = 1.0 / std::sqrt(var[ch] + attrs.getFloat("eps"));
+  }
+  Doubles sumG(c, 0.0), dot(c, 0.0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t ch = at(layout.channelOf(static_cast<int64_t>(i)));
+    sumG[ch] += g[i];
+    dot[ch] += g[i] * (x[i] - mean[ch]);
+  }
+  auto n = static_cast<double>(layout.count);
+  Doubles gradIn(x.size()), gradW(c), gradB = sumG;
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t ch = at(layout.channelOf(static_cast<int64_t>(i)));
+    double scale = invstd[ch] * w[ch];
+    // In training the mean and variance depend on x too: project out their gradients.
+    gradIn[i] =
+        train ? (g[i] - (x[i] - mean[ch]) * dot[ch] / n * invstd[ch] * invstd[ch] - sumG[ch] / n) *
+                    scale
+              : g[i] * scale;
+  }
+  for (size_t ch = 0; ch < c; ++ch)
+    gradW[ch] = dot[ch] * invstd[ch];
+  storeMasked(outputs, mask, {gradIn, gradW, gradB});
+}
+
+void registerBatchNormOps(OpRegistry& registry) {
+  const std::vector<BatchNormForm> forms = {
+      {"aten._native_batch_norm_legit_functional", true, true, false},
+      {"aten._native_batch_norm_legit_no_training", false, false, false},
+      {"aten.native_batch_norm", true, false, true},
+  };
+  for (const BatchNormForm& form : forms) {
+    std::vector<AttrSpec> attrs = {{"momentum", std::nullopt}, {"eps", std::nullopt}};
+    if (form.hasTrainingAttr) attrs.insert(attrs.begin(), AttrSpec{"training", std::nullopt});
+    OpInfo info = normalizationOp(
+        form.name,
+        {{"input"},
+         {"weight", true},
+         {"bias", true},
+         {"running_mean", form.statsOptional},
+         {"running_var", form.statsOptional}},
+        attrs, form.functional ? 5 : 3,
+        form.functional ? "batch norm returning (out, save_mean, save_rstd, new_running_mean, "
+                          "new_running_var)"
+                        : "batch norm returning (out, save_mean, save_rstd)");
+    info.infer = batchNormInfer(form);
+    info.reference = batchNormReference(form);
+    registry.add(std::move(info));
+  }
+
+  OpInfo backward = normalizationOp(
+      "aten.native_batch_norm_backward",
+      {{"grad_out"},
+       {"input"},
+       {"weight", true},
+       {"running_mean", true},
+       {"running_var", true},
+       {"save_mean", true},
+       {"save_invstd", true}},
+      {{"train", std::nullopt}, {"eps", std::nullopt}, {"output_mask", std::nullopt}}, 3,
+      "gradients of batch norm: (grad_input, grad_weight, grad_bias); masked-off ones are zeros");
+  backward.infer = inferBatchNormBackward;
+  backward.reference = batchNormBackwardReference;
+  registry.add(std::move(backward));
+}
+
+} // namespace
+
+void registerNormalizationOps(OpRegistry& registry) {
+  registerSoftmaxOps(registry);
+  registerLayerNormOps(registry);
+  registerBatchNormOps(registry);
+}
+
+} // namespace loupe

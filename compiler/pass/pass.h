@@ -1,0 +1,60 @@
+// A pass transforms a graph (or annotates it and fills the Plan) and says whether it changed
+// anything. Every rewrite or fusion a pass makes is first asked of the context's decision
+// counter (`ctx.decide(...)`), which is what makes `--bisect-limit=N` and fault bisection work.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/pass/instrumentation.h"
+#include "compiler/pass/plan.h"
+
+namespace loupe {
+
+struct PipelineOptions {
+  int bisectLimit = -1;          // -1: no limit; N: apply only decisions 1..N
+  std::string target = "cpu";    // kernel selection target
+  std::vector<std::string> options; // free-form "key=value" pass options
+};
+
+class PassContext {
+public:
+  PassContext(const PipelineOptions& options, PassInstrumentation& instrumentation, Plan& plan);
+
+  // Asks whether the current pass may make this rewrite/fusion. Always reported to the
+  // instrumentation (with applied=false when refused). Returns true to go ahead.
+  bool decide(std::string kind, std::string description, std::vector<std::string> nodes = {});
+
+  const PipelineOptions& options() const { return options_; }
+  PassInstrumentation& instrumentation() { return instrumentation_; }
+  Plan& plan() { return plan_; }
+
+  int decisionsSoFar() const { return decisionCount_; }
+  // The decision that hit the bisect limit (the N-th), when it was reached.
+  const Decision* lastAllowedAtLimit() const { return limitDecision_.ordinal ? &limitDecision_ : nullptr; }
+
+  // Set by the pass manager.
+  void setCurrentPass(std::string name) { currentPass_ = std::move(name); }
+  const std::string& currentPass() const { return currentPass_; }
+
+private:
+  const PipelineOptions& options_;
+  PassInstrumentation& instrumentation_;
+  Plan& plan_;
+  std::string currentPass_;
+  int decisionCount_ = 0;
+  Decision limitDecision_;
+};
+
+class Pass {
+public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;        // "cse", "pointwise-fusion"
+  virtual std::string_view description() const = 0; // one line, for --help
+  // Returns true when the graph (or the plan) changed.
+  virtual bool run(Graph& graph, PassContext& ctx) = 0;
+};
+
+} // namespace loupe

@@ -1,0 +1,70 @@
+#include "compiler/pass/pass_manager.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "compiler/ir/error.h"
+#include "compiler/ir/verifier.h"
+
+namespace loupe {
+
+PassContext::PassContext(const PipelineOptions& options, PassInstrumentation& instrumentation,
+                         Plan& plan)
+    : options_(options), instrumentation_(instrumentation), plan_(plan) {}
+
+bool PassContext::decide(std::string kind, std::string description, std::vector<std::string> nodes) {
+  Decision d;
+  d.ordinal = ++decisionCount_;
+  d.pass = currentPass_;
+  d.kind = std::move(kind);
+  d.description = std::move(description);
+  d.nodes = std::move(nodes);
+  d.applied = options_.bisectLimit < 0 || d.ordinal <= options_.bisectLimit;
+  if (d.ordinal == options_.bisectLimit) limitDecision_ = d;
+  instrumentation_.onDecision(d);
+  return d.applied;
+}
+
+bool PassManager::run(Graph& graph, PassContext& ctx) {
+  auto& instr = ctx.instrumentation();
+  instr.runBeforePipeline(graph);
+  bool anyChanged = false;
+  for (size_t ordinal = 0; ordinal < passes_.size(); ++ordinal) {
+    Pass& pass = *passes_[ordinal];
+    std::string name(pass.name());
+    const auto& disabled = options_.disabled;
+    if (std::find(disabled.begin(), disabled.end(), name) != disabled.end()) continue;
+
+    PassRunInfo info;
+    info.pass = name;
+    info.ordinal = static_cast<int>(ordinal);
+    info.nodesBefore = graph.numNodesRecursive();
+    int decisionsBefore = ctx.decisionsSoFar();
+    ctx.setCurrentPass(name);
+    instr.runBeforePass(pass, graph);
+    auto start = std::chrono::steady_clock::now();
+    try {
+      info.changed = pass.run(graph, ctx);
+      if (options_.verifyEach) verify(graph);
+    } catch (const Error& e) {
+      Error withPass = e.withContext(ErrorContext{.graph = graph.name(), .pass = name});
+      instr.runAfterPassFailed(pass, graph, withPass.what());
+      throw withPass;
+    } catch (const std::exception& e) {
+      Error wrapped("internal", e.what(), ErrorContext{.graph = graph.name(), .pass = name});
+      instr.runAfterPassFailed(pass, graph, wrapped.what());
+      throw wrapped;
+    }
+    info.wallMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    info.nodesAfter = graph.numNodesRecursive();
+    info.decisions = ctx.decisionsSoFar() - decisionsBefore;
+    anyChanged |= info.changed;
+    instr.runAfterPass(pass, graph, info);
+    if (!options_.stopAfter.empty() && name == options_.stopAfter) break;
+  }
+  instr.runAfterPipeline(graph, ctx.plan());
+  return anyChanged;
+}
+
+} // namespace loupe

@@ -1,0 +1,58 @@
+// What the back half of the pipeline decides, besides the graph itself: the kernel chosen for
+// every compute node or fused group, and the memory plan. The executable is built from a Graph
+// plus this Plan; the trace records both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/sym_expr.h"
+
+namespace loupe {
+
+enum class KernelKind { Generated, Library, Fallback, View };
+std::string_view kernelKindName(KernelKind kind); // "generated", "library", "fallback", "view"
+
+struct RejectedAlternative {
+  KernelKind kind;
+  std::string target;
+  std::string why;
+};
+
+struct KernelChoice {
+  std::string name;      // "k3"; also set as the node's `kernel` attribute
+  std::string node;      // the value name of the node's first result
+  std::string op;        // op of the node (loupe.fused for groups)
+  KernelKind kind = KernelKind::Generated;
+  std::string target;    // "cpu", "cuda"
+  std::string implementation; // "generated:pointwise", "openblas:sgemm", "reference:aten.cat", ...
+  std::string reason;
+  std::vector<RejectedAlternative> rejected;
+  std::vector<std::string> fusedOps; // ops inside a fused group, in order
+  std::string source;                // generated source text, when there is one
+};
+
+struct BufferAssignment {
+  std::string value;  // value name
+  SymExpr bytes;      // size, symbolic when shapes are
+  int64_t offset = 0; // in the arena, for buffers planned with concrete sizes; -1 when unplanned
+  int firstUse = 0;   // step index defining it
+  int lastUse = 0;    // last step reading it
+  bool graphInput = false;
+  bool graphOutput = false;
+};
+
+struct MemoryPlan {
+  std::vector<BufferAssignment> buffers;
+  SymExpr arenaBytes;       // arena size (sum of the layout), symbolic when shapes are
+  SymExpr peakBytes;        // largest total of simultaneously live intermediate buffers
+  bool concrete = true;     // false when offsets could not be fixed (symbolic shapes)
+};
+
+struct Plan {
+  std::vector<KernelChoice> kernels;
+  MemoryPlan memory;
+};
+
+} // namespace loupe

@@ -1,0 +1,52 @@
+// The format, one fact per line so FileCheck patterns stay short:
+//
+//   kernels:
+//     k0 %3 = loupe.fused: generated cpu generated:pointwise
+//       reason: one generated loop nest for the group: intermediates stay in registers
+//       fused: aten.mul.Tensor, aten.relu
+//       rejected: library cpu: the reference implementation runs op by op ...
+//   memory: arena=1536 bytes, peak=1024 bytes (concrete)
+//     %x: 512 bytes, live 0..1, input
+//     %3: 512 bytes at 0, live 0..2, output
+#include "compiler/pass/plan_printer.h"
+
+namespace loupe {
+
+namespace {
+
+void printKernel(const KernelChoice& k, std::ostream& os) {
+  os << "  " << k.name << " %" << k.node << " = " << k.op << ": " << kernelKindName(k.kind) << ' '
+     << k.target << ' ' << k.implementation << '\n';
+  os << "    reason: " << k.reason << '\n';
+  if (!k.fusedOps.empty()) {
+    os << "    fused:";
+    for (size_t i = 0; i < k.fusedOps.size(); ++i) os << (i ? ", " : " ") << k.fusedOps[i];
+    os << '\n';
+  }
+  for (const auto& alt : k.rejected)
+    os << "    rejected: " << kernelKindName(alt.kind) << ' ' << alt.target << ": " << alt.why
+       << '\n';
+}
+
+void printBuffer(const BufferAssignment& b, std::ostream& os) {
+  os << "  %" << b.value << ": " << b.bytes.str() << " bytes";
+  if (b.offset >= 0) os << " at " << b.offset;
+  os << ", live " << b.firstUse << ".." << b.lastUse;
+  if (b.graphInput) os << ", input";
+  if (b.graphOutput) os << ", output";
+  os << '\n';
+}
+
+} // namespace
+
+void printPlan(const Plan& plan, std::ostream& os) {
+  os << "kernels:\n";
+  for (const auto& k : plan.kernels) printKernel(k, os);
+  const MemoryPlan& m = plan.memory;
+  os << "memory: arena=" << m.arenaBytes.str() << " bytes, peak=" << m.peakBytes.str()
+     << " bytes (" << (m.concrete ? "concrete" : "symbolic: offsets are fixed at run time")
+     << ")\n";
+  for (const auto& b : m.buffers) printBuffer(b, os);
+}
+
+} // namespace loupe

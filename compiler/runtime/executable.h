@@ -1,0 +1,91 @@
+// Runs a compiled graph on the CPU: one step per top-level node, each executed as the plan
+// chose (a generated kernel, a BLAS-backed library kernel, a zero-copy view, the op's reference
+// implementation, or the embedder's fallback for ops Loupe does not know).
+//
+// With an empty plan every node gets a default: views through their ViewFn, fused groups by
+// interpreting their body with reference implementations, other registered ops through their
+// reference, unregistered ops through the fallback. So any verified graph can run.
+//
+// Memory: intermediates live in one arena per executable, laid out for each run's concrete
+// sizes with layoutArena and reused across runs while it is large enough. Graph outputs are
+// allocated on their own, and an output that aliases an input or the arena (a view, or an input
+// returned as is) is copied, so returned tensors never alias anything else.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/cpu_compiler.h"
+#include "compiler/ir/graph.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/pass/plan.h"
+#include "compiler/runtime/tensor.h"
+
+namespace loupe {
+
+// Executes a node Loupe has no implementation for. `outputs` arrive allocated with the node's
+// result shapes and dtypes; the callback fills them (or replaces them with tensors of the same
+// shapes and dtypes, which are then copied in).
+using FallbackFn = std::function<void(const Node& node, const std::vector<const Tensor*>& inputs,
+                                      std::vector<Tensor>& outputs)>;
+
+struct KernelStats {
+  // "generated:loupe.fused", "library:aten.mm", "reference:aten.cat", "view:aten.permute", ...
+  std::string implementation;
+  int64_t calls = 0;
+  double totalMs = 0;
+  // Check mode only: against the reference implementation, over every call.
+  double maxAbsError = 0;
+  double maxRelError = 0; // |actual - expected| / max(|expected|, 1e-6)
+};
+
+struct ExecutionStats {
+  std::map<std::string, KernelStats> kernels; // by kernel name (the plan's, else the node's)
+};
+
+struct ExecutableOptions {
+  // After each generated or library kernel, also run the reference on the same inputs and
+  // record the error. The outputs are always the kernel's.
+  bool check = false;
+  FallbackFn fallback;
+  const OpRegistry* registry = nullptr; // null: the built-in ops
+  CpuCompilerOptions compiler;
+  // Sees (and may change) each step's outputs right after it runs, before check mode compares
+  // them: how tests plant a wrong kernel.
+  std::function<void(const std::string& kernel, std::vector<Tensor>& outputs)> afterStep;
+};
+
+class Executable {
+public:
+  // Copies the graph; compiles the plan's generated kernels (through the on-disk cache).
+  Executable(const Graph& graph, const Plan& plan, ExecutableOptions options = {});
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  // Inputs in graph-input order; an index input is a 0-d integer tensor. Binds the graph's
+  // symbols from the input shapes and throws Error("runtime", ...) naming the input and dim
+  // that disagree. Not reentrant: one run at a time per executable.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  const ExecutionStats& stats() const { return stats_; }
+  void resetStats() { stats_ = {}; }
+  int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
+
+private:
+  struct Step;
+  SymbolBindings bind(const std::vector<Tensor>& inputs) const;
+  void execute(Step& step, const SymbolBindings& bindings, std::map<const Value*, Tensor>& values);
+
+  std::unique_ptr<Graph> graph_;
+  ExecutableOptions options_;
+  const OpRegistry& registry_;
+  std::vector<Step> steps_;
+  Tensor arena_;
+  ExecutionStats stats_;
+};
+
+} // namespace loupe

@@ -1,0 +1,121 @@
+#include "inspector/recorder/trace_recorder.h"
+
+#include "compiler/ir/printer.h"
+#include "compiler/pass/pass.h"
+
+namespace loupe {
+
+namespace {
+
+void appendNodes(const Graph& graph, const std::string& fusedGroup,
+                 std::vector<NodeRecord>& out) {
+  for (Node* node : graph.nodes()) {
+    NodeRecord r;
+    r.name = node->numResults() ? node->result(0)->name() : "";
+    r.op = node->op();
+    for (size_t i = 0; i < node->numResults(); ++i)
+      r.result_types += (i ? ", " : "") + node->result(i)->type().str();
+    if (node->numResults() && node->result(0)->type().isTensor()) {
+      const TensorType& t = node->result(0)->tensorType();
+      r.dtype = std::string(dtypeName(t.dtype));
+      std::vector<std::string> dims;
+      for (const auto& d : t.shape) dims.push_back(d.str());
+      r.shape = dims;
+    }
+    if (!node->loc().file.empty()) {
+      r.file = node->loc().file;
+      r.line = node->loc().line;
+    }
+    if (!node->loc().module_path.empty()) r.module_path = node->loc().module_path;
+    if (!fusedGroup.empty()) r.fused_group = fusedGroup;
+    if (const auto* kernel = node->attrs().find("kernel"))
+      if (const auto* name = std::get_if<std::string>(kernel)) r.kernel = *name;
+    std::string groupName = r.name; // by value: `out` grows while the body is appended
+    out.push_back(std::move(r));
+    if (node->hasBody()) appendNodes(*node->body(), groupName, out);
+  }
+}
+
+} // namespace
+
+SnapshotRecord snapshotOf(const Graph& graph) {
+  // Print first: printing numbers unnamed values, and node rows must use the printed names.
+  SnapshotRecord s;
+  s.lir = toText(graph);
+  appendNodes(graph, "", s.nodes);
+  return s;
+}
+
+void TraceRecorder::writePass(PassInfo info, const Graph& graph) {
+  info.ordinal = ordinal_++;
+  PassRecord record{std::move(info), snapshotOf(graph)};
+  int64_t passId = writer_.recordPass(compileId_, record);
+  for (const Decision& d : pendingDecisions_)
+    writer_.recordDecision(passId, DecisionRecord{d.ordinal, d.kind, d.description, d.nodes, d.applied});
+  pendingDecisions_.clear();
+}
+
+void TraceRecorder::runBeforePass(const Pass&, const Graph& graph) {
+  nodesBefore_ = static_cast<int64_t>(graph.numNodesRecursive());
+}
+
+void TraceRecorder::runAfterPass(const Pass&, const Graph& graph, const PassRunInfo& run) {
+  PassInfo info;
+  info.name = run.pass;
+  info.wall_ms = run.wallMs;
+  info.changed = run.changed;
+  info.nodes_before = static_cast<int64_t>(run.nodesBefore);
+  info.nodes_after = static_cast<int64_t>(run.nodesAfter);
+  info.decisions = run.decisions;
+  writePass(std::move(info), graph);
+}
+
+void TraceRecorder::runAfterPassFailed(const Pass& pass, const Graph& graph,
+                                       const std::string& error) {
+  PassInfo info;
+  info.name = std::string(pass.name());
+  info.status = "failed";
+  info.nodes_before = nodesBefore_;
+  info.error_message = error;
+  info.nodes_after = static_cast<int64_t>(graph.numNodesRecursive());
+  info.decisions = static_cast<int>(pendingDecisions_.size());
+  // The graph as the failing pass left it: exactly what a person debugging the failure needs.
+  writePass(std::move(info), graph);
+}
+
+void TraceRecorder::onDecision(const Decision& decision) { pendingDecisions_.push_back(decision); }
+
+void TraceRecorder::onKernelChoice(const KernelChoice& choice) {
+  KernelRecord r;
+  r.name = choice.name;
+  r.kind = std::string(kernelKindName(choice.kind));
+  r.target = choice.target;
+  r.op_summary = choice.op + (choice.implementation.empty() ? "" : " via " + choice.implementation);
+  r.reason = choice.reason;
+  for (const auto& alt : choice.rejected)
+    r.alternatives.push_back({std::string(kernelKindName(alt.kind)), alt.target, alt.why});
+  r.fused_nodes = choice.fusedOps;
+  r.source = choice.source;
+  writer_.recordKernel(compileId_, r);
+}
+
+void TraceRecorder::onMemoryPlan(const MemoryPlan& plan) {
+  // Symbolic sizes are stored as -1 bytes; the snapshot's types keep the expressions.
+  auto bytesOf = [](const SymExpr& e) { return e.constant().value_or(-1); };
+  std::vector<BufferRecord> buffers;
+  for (const auto& b : plan.buffers) {
+    BufferRecord r;
+    r.name = b.value;
+    r.size_bytes = bytesOf(b.bytes);
+    if (b.offset >= 0 && !b.graphInput) r.offset = b.offset;
+    r.first_use = b.firstUse;
+    r.last_use = b.lastUse;
+    r.is_graph_input = b.graphInput;
+    r.is_graph_output = b.graphOutput;
+    buffers.push_back(std::move(r));
+  }
+  writer_.recordBuffers(compileId_, buffers);
+  writer_.recordMemoryPlan(compileId_, MemoryPlanRecord{bytesOf(plan.arenaBytes), bytesOf(plan.peakBytes), std::nullopt});
+}
+
+} // namespace loupe

@@ -1,0 +1,42 @@
+// The trace recorder: a PassInstrumentation that writes every pass's snapshot, every decision,
+// every kernel choice and the memory plan of one compile into a trace. It is the only place
+// where the compiler's events meet the store, which keeps compiler/ free of sqlite.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/pass/instrumentation.h"
+#include "inspector/trace/trace_records.h"
+#include "inspector/trace/trace_writer.h"
+
+namespace loupe {
+
+class TraceRecorder : public PassInstrumentation {
+public:
+  TraceRecorder(TraceWriter& writer, int64_t compileId) : writer_(writer), compileId_(compileId) {}
+
+  void runBeforePass(const Pass& pass, const Graph& graph) override;
+  void runAfterPass(const Pass& pass, const Graph& graph, const PassRunInfo& info) override;
+  void runAfterPassFailed(const Pass& pass, const Graph& graph, const std::string& error) override;
+  void onDecision(const Decision& decision) override;
+  void onKernelChoice(const KernelChoice& choice) override;
+  void onMemoryPlan(const MemoryPlan& plan) override;
+
+  int passesRecorded() const { return ordinal_; }
+
+private:
+  void writePass(PassInfo info, const Graph& graph);
+
+  TraceWriter& writer_;
+  int64_t compileId_;
+  int ordinal_ = 0;                     // passes recorded so far in this compile
+  int64_t nodesBefore_ = 0;             // of the pass in flight, for a failed pass's record
+  std::vector<Decision> pendingDecisions_; // made by the pass in flight, written with it
+};
+
+// The graph as stored in a trace: its .lir text and one row per node (fused bodies included,
+// each row naming its enclosing fused node).
+SnapshotRecord snapshotOf(const Graph& graph);
+
+} // namespace loupe

@@ -1,0 +1,234 @@
+#pragma once
+
+// The plain records a trace holds, one struct per kind of row. They know nothing of the
+// compiler IR: the recorder fills them, TraceWriter stores them, TraceReader returns them.
+// docs/trace-schema.md gives each column's meaning; the comments here say only what the
+// C++ side must know. Optional fields are NULL columns. Timestamps are ISO 8601 UTC text.
+// Every field has an initializer so that designated initializers may leave any out (GCC's
+// -Wmissing-field-initializers flags fields without one).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loupe {
+
+// One Python frame of a user stack, as Python's traceback.FrameSummary gives it.
+struct StackFrame {
+  std::string file{};
+  int line = 0;
+  std::string function{};
+  std::string code{}; // the source line's text, empty when unknown
+
+  bool operator==(const StackFrame&) const = default;
+};
+
+// One process that compiled with Loupe.
+struct RunInfo {
+  std::string started_at{}; // empty: the writer stamps the time of beginRun
+  int64_t pid = 0;
+  std::string host{};
+  std::string command{};
+  std::string torch_version{};
+  std::string loupe_version{};
+  std::string options_json = "{}"; // the backend options; must be valid JSON
+
+  bool operator==(const RunInfo&) const = default;
+};
+
+// A graph handed to Loupe, as known when its compilation starts.
+struct CompileInfo {
+  std::string compile_key{}; // Dynamo's "<frame id>/<compile id of that frame>", e.g. "0/1"
+  std::string frame_name{};
+  std::string frame_file{};
+  int frame_line = 0;
+  std::string graph_kind = "graph";        // forward | backward | inference | graph
+  std::string input_signature_json = "[]"; // the example inputs; must be valid JSON
+  std::string started_at{};                // empty: the writer stamps the time of beginCompile
+
+  bool operator==(const CompileInfo&) const = default;
+};
+
+// How a compile ended (status "running" until finishCompile).
+struct CompileOutcome {
+  std::string status = "ok"; // running | ok | error | eager_fallback
+  std::optional<std::string> error_message{};
+  std::optional<std::string> error_pass{}; // the pass that failed, when one did
+  std::optional<double> wall_ms{};         // absent while running
+
+  bool operator==(const CompileOutcome&) const = default;
+};
+
+// One node of a snapshot, in textual (.lir) order; nodes inside a fused group follow it.
+struct NodeRecord {
+  std::string name{};                              // SSA name without '%', e.g. "1"
+  std::string op{};                                // e.g. "aten.mm"
+  std::string result_types{};                      // as printed, e.g. "f32[s0,256]"
+  std::optional<std::string> dtype{};              // of the first result; absent without results
+  std::optional<std::vector<std::string>> shape{}; // of the first result, one string per dim
+  std::optional<std::string> file{};               // user source location
+  std::optional<int> line{};
+  std::optional<std::string> module_path{}; // from nn_module_stack, e.g. "encoder.fc1"
+  std::optional<std::string> fused_group{}; // name of the enclosing fused node
+  std::optional<std::string> kernel{};      // name of the kernel that runs this node
+
+  bool operator==(const NodeRecord&) const = default;
+};
+
+// The graph after a pass: its .lir text, and its nodes as rows for SQL.
+struct SnapshotRecord {
+  std::string lir{};
+  std::vector<NodeRecord> nodes{};
+
+  bool operator==(const SnapshotRecord&) const = default;
+};
+
+// What one pass did (a pass that runs twice in a pipeline has two ordinals).
+struct PassInfo {
+  std::string name{};
+  int ordinal = 0; // position in the compile's pipeline, unique within the compile
+  double wall_ms = 0;
+  bool changed = false;
+  int64_t nodes_before = 0;
+  int64_t nodes_after = 0;
+  int decisions = 0;         // rewrites and fusions the pass made
+  std::string status = "ok"; // ok | failed
+  std::optional<std::string> error_message{};
+
+  bool operator==(const PassInfo&) const = default;
+};
+
+// What the writer stores for a pass: its facts and the graph it left (absent when the
+// pass failed before producing one).
+struct PassRecord {
+  PassInfo info{};
+  std::optional<SnapshotRecord> snapshot{};
+};
+
+// One rewrite or fusion a pass decided, numbered across the compile for bisection.
+struct DecisionRecord {
+  int ordinal = 0;    // 1-based, unique within the compile
+  std::string kind{}; // rewrite | fusion | ...
+  std::string description{};
+  std::vector<std::string> nodes{}; // names of the nodes it involved
+  bool applied = true;              // false when the decision counter vetoed it
+
+  bool operator==(const DecisionRecord&) const = default;
+};
+
+// A kernel choice that was considered and rejected.
+struct KernelAlternative {
+  std::string kind{};   // generated | library | fallback
+  std::string target{}; // cpu | cuda
+  std::string why{};    // why it was not chosen
+
+  bool operator==(const KernelAlternative&) const = default;
+};
+
+struct KernelRecord {
+  std::string name{};   // unique within the compile, e.g. "k0"
+  std::string kind{};   // generated | library | fallback
+  std::string target{}; // cpu | cuda
+  std::string op_summary{};
+  std::string reason{}; // why this choice
+  std::vector<KernelAlternative> alternatives{};
+  std::vector<std::string> fused_nodes{};
+  std::string source{};              // generated code, empty for library and fallback kernels
+  std::optional<double> max_error{}; // vs. the reference, set in check mode
+
+  bool operator==(const KernelRecord&) const = default;
+};
+
+// A buffer of the memory plan; uses are node ordinals of the final snapshot.
+struct BufferRecord {
+  std::string name{}; // unique within the compile
+  int64_t size_bytes = 0;
+  std::optional<int64_t> offset{}; // in the arena; absent for buffers outside it (graph inputs)
+  int64_t first_use = 0;
+  int64_t last_use = 0;
+  bool is_graph_input = false;
+  bool is_graph_output = false;
+
+  bool operator==(const BufferRecord&) const = default;
+};
+
+struct MemoryPlanRecord {
+  int64_t arena_bytes = 0;
+  int64_t peak_bytes = 0;                       // as planned
+  std::optional<int64_t> measured_peak_bytes{}; // as run, when measured
+
+  bool operator==(const MemoryPlanRecord&) const = default;
+};
+
+struct GraphBreakRecord {
+  std::optional<int64_t> compile_id{}; // the compile of the graph before the break, if any
+  std::string frame_name{};
+  std::string reason{};
+  std::vector<StackFrame> user_stack{};
+  std::string created_at{}; // empty: the writer stamps the time of recording
+
+  bool operator==(const GraphBreakRecord&) const = default;
+};
+
+struct GuardRecord {
+  std::string kind{}; // e.g. TENSOR_MATCH, SHAPE_ENV
+  std::string expr{}; // e.g. "L['x'].size()[0] == 8"
+  std::vector<StackFrame> user_stack{};
+  bool failed = false; // this guard failed on a later call
+
+  bool operator==(const GuardRecord&) const = default;
+};
+
+// Why a compile happened again: recorded against the new compile.
+struct RecompileRecord {
+  std::string previous_compile_key{};
+  std::string reason{};
+  std::optional<std::string> failed_guard{};
+
+  bool operator==(const RecompileRecord&) const = default;
+};
+
+struct WarningRecord {
+  std::optional<int64_t> compile_id{};
+  std::string message{};
+  std::string created_at{}; // empty: the writer stamps the time of recording
+
+  bool operator==(const WarningRecord&) const = default;
+};
+
+// Totals since the compiled graph was first called.
+struct RuntimeStatsRecord {
+  int64_t calls = 0;
+  double total_ms = 0;
+
+  bool operator==(const RuntimeStatsRecord&) const = default;
+};
+
+// Rows as the reader returns them, with the ids the writer assigned.
+
+struct RunRow {
+  int64_t id = 0;
+  RunInfo info{};
+};
+
+struct CompileRow {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  CompileInfo info{};
+  CompileOutcome outcome{};
+};
+
+struct PassRow {
+  int64_t id = 0;
+  PassInfo info{};
+  std::optional<int64_t> snapshot_id{}; // TraceReader::snapshot loads it
+};
+
+struct DecisionRow {
+  int64_t id = 0;
+  int64_t pass_id = 0;
+  DecisionRecord decision{};
+};
+
+} // namespace loupe

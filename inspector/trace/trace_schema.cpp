@@ -1,0 +1,234 @@
+#include "inspector/trace/trace_schema.h"
+
+#include "inspector/trace/sqlite_db.h"
+
+#include <array>
+#include <string>
+
+namespace loupe {
+namespace {
+
+// Version 1: the core tables.
+constexpr const char* kVersion1 = R"sql(
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('format', 'loupe-trace');
+
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  command TEXT NOT NULL,
+  torch_version TEXT NOT NULL,
+  loupe_version TEXT NOT NULL,
+  options TEXT NOT NULL
+);
+
+CREATE TABLE compiles (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  compile_key TEXT NOT NULL,
+  frame_name TEXT NOT NULL,
+  frame_file TEXT NOT NULL,
+  frame_line INTEGER NOT NULL,
+  graph_kind TEXT NOT NULL,
+  input_signature TEXT NOT NULL,
+  status TEXT NOT NULL,
+  error_message TEXT,
+  error_pass TEXT,
+  started_at TEXT NOT NULL,
+  wall_ms REAL
+);
+CREATE INDEX compiles_by_run ON compiles (run_id);
+
+CREATE TABLE snapshots (
+  id INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  lir TEXT NOT NULL,
+  node_count INTEGER NOT NULL
+);
+
+CREATE TABLE snapshot_nodes (
+  snapshot_id INTEGER NOT NULL REFERENCES snapshots (id),
+  ordinal INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  op TEXT NOT NULL,
+  result_types TEXT NOT NULL,
+  dtype TEXT,
+  shape TEXT,
+  file TEXT,
+  line INTEGER,
+  module_path TEXT,
+  fused_group TEXT,
+  kernel TEXT,
+  PRIMARY KEY (snapshot_id, ordinal)
+) WITHOUT ROWID;
+
+CREATE TABLE passes (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  ordinal INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  wall_ms REAL NOT NULL,
+  changed INTEGER NOT NULL,
+  nodes_before INTEGER NOT NULL,
+  nodes_after INTEGER NOT NULL,
+  decisions INTEGER NOT NULL,
+  snapshot_id INTEGER REFERENCES snapshots (id),
+  status TEXT NOT NULL,
+  error_message TEXT,
+  UNIQUE (compile_id, ordinal)
+);
+
+CREATE TABLE kernels (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  target TEXT NOT NULL,
+  op_summary TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  alternatives TEXT NOT NULL,
+  fused_nodes TEXT NOT NULL,
+  source TEXT NOT NULL,
+  UNIQUE (compile_id, name)
+);
+
+CREATE TABLE buffers (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  name TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  offset INTEGER,
+  first_use INTEGER NOT NULL,
+  last_use INTEGER NOT NULL,
+  is_graph_input INTEGER NOT NULL,
+  is_graph_output INTEGER NOT NULL,
+  UNIQUE (compile_id, name)
+);
+
+CREATE TABLE memory_plans (
+  compile_id INTEGER PRIMARY KEY REFERENCES compiles (id),
+  arena_bytes INTEGER NOT NULL,
+  peak_bytes INTEGER NOT NULL,
+  measured_peak_bytes INTEGER
+);
+
+CREATE TABLE graph_breaks (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  compile_id INTEGER REFERENCES compiles (id),
+  frame_name TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  user_stack TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX graph_breaks_by_run ON graph_breaks (run_id);
+
+CREATE TABLE guards (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  kind TEXT NOT NULL,
+  expr TEXT NOT NULL,
+  user_stack TEXT NOT NULL,
+  failed INTEGER NOT NULL
+);
+CREATE INDEX guards_by_compile ON guards (compile_id);
+
+CREATE TABLE recompiles (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  previous_compile_key TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  failed_guard TEXT
+);
+CREATE INDEX recompiles_by_compile ON recompiles (compile_id);
+
+CREATE TABLE runtime_stats (
+  compile_id INTEGER PRIMARY KEY REFERENCES compiles (id),
+  calls INTEGER NOT NULL,
+  total_ms REAL NOT NULL
+);
+
+CREATE TABLE warnings (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id),
+  compile_id INTEGER REFERENCES compiles (id),
+  message TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX warnings_by_run ON warnings (run_id);
+)sql";
+
+// Version 2: check mode's per-kernel error and the decision log for bisection.
+constexpr const char* kVersion2 = R"sql(
+ALTER TABLE kernels ADD COLUMN max_error REAL;
+
+CREATE TABLE decisions (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  pass_id INTEGER NOT NULL REFERENCES passes (id),
+  ordinal INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  description TEXT NOT NULL,
+  nodes TEXT NOT NULL,
+  applied INTEGER NOT NULL,
+  UNIQUE (compile_id, ordinal)
+);
+CREATE INDEX decisions_by_pass ON decisions (pass_id);
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2};
+
+} // namespace
+
+std::span<const char* const> schemaMigrations() {
+  return kMigrations;
+}
+
+int latestSchemaVersion() {
+  return static_cast<int>(kMigrations.size());
+}
+
+int checkTraceSchema(SqliteDb& db) {
+  SqliteQuery objects(db, "SELECT count(*) FROM sqlite_master");
+  objects.next();
+  if (objects.get<int64_t>(0) == 0) return 0;
+
+  SqliteQuery meta_table(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  bool is_trace = meta_table.next();
+  if (is_trace) {
+    SqliteQuery format(db, "SELECT value FROM meta WHERE key = 'format'");
+    is_trace = format.next() && format.get<std::string>(0) == "loupe-trace";
+  }
+  if (!is_trace)
+    throw db.error("not a Loupe trace (it has no meta table with format 'loupe-trace')");
+
+  SqliteQuery user_version(db, "PRAGMA user_version");
+  user_version.next();
+  int version = user_version.get<int>(0);
+  if (version > latestSchemaVersion()) {
+    throw db.error("schema version " + std::to_string(version) +
+                   " is newer than this Loupe understands (" +
+                   std::to_string(latestSchemaVersion()) + "); upgrade Loupe");
+  }
+  if (version < 1)
+    throw db.error("damaged Loupe trace (schema version " + std::to_string(version) + ")");
+  return version;
+}
+
+void migrateToLatest(SqliteDb& db) {
+  if (checkTraceSchema(db) == latestSchemaVersion()) return;
+  SqliteTransaction transaction(db);
+  // Another process may have migrated the file between the check and taking the lock.
+  for (int version = checkTraceSchema(db); version < latestSchemaVersion(); ++version) {
+    db.exec(kMigrations[static_cast<size_t>(version)]);
+    db.exec(("PRAGMA user_version = " + std::to_string(version + 1)).c_str());
+  }
+  transaction.commit();
+}
+
+} // namespace loupe

@@ -1,0 +1,281 @@
+#include "inspector/trace/trace_writer.h"
+
+#include "inspector/trace/sqlite_db.h"
+#include "inspector/trace/trace_json.h"
+#include "inspector/trace/trace_schema.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <initializer_list>
+#include <thread>
+#include <utility>
+
+namespace loupe {
+namespace {
+
+// The record's timestamp, or the current UTC time (ISO 8601, milliseconds) when it has none.
+std::string timestampOrNow(const std::string& timestamp) {
+  if (!timestamp.empty()) return timestamp;
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + length, sizeof text - length, ".%03dZ", static_cast<int>(millis.count()));
+  return text;
+}
+
+// The columns whose values are a closed set. Readers accept any text, so a new value needs
+// no migration, only this list and docs/trace-schema.md.
+void requireOneOf(const SqliteDb& db, std::string_view field, std::string_view value,
+                  std::initializer_list<std::string_view> allowed) {
+  std::string listed;
+  for (std::string_view candidate : allowed) {
+    if (value == candidate) return;
+    listed += (listed.empty() ? "" : ", ") + std::string(candidate);
+  }
+  throw db.error(std::string(field) + " '" + std::string(value) + "' is not one of: " + listed);
+}
+
+// JSON text columns must hold JSON, or SQL's json_* functions fail on them later.
+void requireJson(const SqliteDb& db, std::string_view field, std::string_view text) {
+  if (!nlohmann::json::accept(text)) throw db.error(std::string(field) + " is not valid JSON");
+}
+
+// 64-bit FNV-1a of the snapshot text, in hex: the key that dedups identical snapshots.
+std::string contentHash(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char byte : text) {
+    hash ^= byte;
+    hash *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+// The id of the snapshot with this text, inserting it and its nodes when new. Runs inside
+// the pass's transaction.
+int64_t storeSnapshot(SqliteDb& db, const SnapshotRecord& snapshot) {
+  const std::string hash = contentHash(snapshot.lir);
+  // A stored text with the same hash but different content is a collision: this text then
+  // goes under the next free key "<hash>-1", "<hash>-2", ...
+  for (int attempt = 0;; ++attempt) {
+    std::string key = attempt == 0 ? hash : hash + "-" + std::to_string(attempt);
+    SqliteQuery stored(db, "SELECT id, lir FROM snapshots WHERE hash = ?1", key);
+    if (stored.next()) {
+      if (stored.get<std::string>(1) == snapshot.lir) return stored.get<int64_t>(0);
+      continue;
+    }
+    int64_t snapshot_id =
+        db.insert("INSERT INTO snapshots (hash, lir, node_count) VALUES (?1, ?2, ?3)", key,
+                  snapshot.lir, snapshot.nodes.size());
+    for (size_t ordinal = 0; ordinal < snapshot.nodes.size(); ++ordinal) {
+      const NodeRecord& node = snapshot.nodes[ordinal];
+      std::optional<std::string> shape;
+      if (node.shape) shape = shapeToJson(*node.shape);
+      db.run(R"sql(
+        INSERT INTO snapshot_nodes (snapshot_id, ordinal, name, op, result_types, dtype, shape,
+                                    file, line, module_path, fused_group, kernel)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql",
+             snapshot_id, ordinal, node.name, node.op, node.result_types, node.dtype, shape,
+             node.file, node.line, node.module_path, node.fused_group, node.kernel);
+    }
+    return snapshot_id;
+  }
+}
+
+// Puts the file in WAL mode (a no-op when it is). The switch needs the file to itself, and
+// when two writers open a new file at once sqlite refuses one of them at once rather than
+// let it wait (waiting could deadlock), so that one tries again until the other is done.
+// A file system without WAL support leaves the file in its rollback mode, which still works.
+void switchToWal(SqliteDb& db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int rc;
+  while (((rc = db.tryExec("PRAGMA journal_mode = WAL")) & 0xff) == SQLITE_BUSY &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (rc != SQLITE_OK) db.fail(rc, "PRAGMA journal_mode = WAL");
+}
+
+} // namespace
+
+TraceWriter::TraceWriter(std::string path)
+    : db_(std::make_unique<SqliteDb>(std::move(path), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) {
+  // Refuse foreign and newer files before anything is written to them.
+  checkTraceSchema(*db_);
+  // WAL lets a viewer read a live trace and several processes append to it. In WAL mode
+  // synchronous=NORMAL loses no committed transaction when a process dies, only on power
+  // loss, and spares an fsync per pass.
+  switchToWal(*db_);
+  db_->exec("PRAGMA synchronous = NORMAL");
+  migrateToLatest(*db_);
+  // Only after migrating: migrations may rebuild tables, which foreign keys would block.
+  db_->exec("PRAGMA foreign_keys = ON");
+}
+
+TraceWriter::~TraceWriter() {
+  // The last writer to close turns the trace back into one self-contained file: readers of
+  // a WAL file must create -wal and -shm files beside it, which litters the directory and
+  // fails where it is read-only. Leaving WAL needs the file to itself, so while any other
+  // process has it open this does nothing and the next writer to close tries again.
+  if (db_) db_->tryExec("PRAGMA journal_mode = DELETE");
+}
+
+TraceWriter::TraceWriter(TraceWriter&&) noexcept = default;
+
+const std::string& TraceWriter::path() const {
+  return db_->path();
+}
+
+int64_t TraceWriter::beginRun(const RunInfo& run) {
+  requireJson(*db_, "run options", run.options_json);
+  return db_->insert(R"sql(
+    INSERT INTO runs (started_at, pid, host, command, torch_version, loupe_version, options)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+                     timestampOrNow(run.started_at), run.pid, run.host, run.command,
+                     run.torch_version, run.loupe_version, run.options_json);
+}
+
+int64_t TraceWriter::beginCompile(int64_t run_id, const CompileInfo& compile) {
+  requireOneOf(*db_, "graph kind", compile.graph_kind,
+               {"forward", "backward", "inference", "graph"});
+  requireJson(*db_, "compile input signature", compile.input_signature_json);
+  return db_->insert(R"sql(
+    INSERT INTO compiles (run_id, compile_key, frame_name, frame_file, frame_line, graph_kind,
+                          input_signature, status, started_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8))sql",
+                     run_id, compile.compile_key, compile.frame_name, compile.frame_file,
+                     compile.frame_line, compile.graph_kind, compile.input_signature_json,
+                     timestampOrNow(compile.started_at));
+}
+
+void TraceWriter::finishCompile(int64_t compile_id, const CompileOutcome& outcome) {
+  requireOneOf(*db_, "compile status", outcome.status, {"ok", "error", "eager_fallback"});
+  int64_t changed = db_->run(R"sql(
+    UPDATE compiles SET status = ?2, error_message = ?3, error_pass = ?4, wall_ms = ?5
+    WHERE id = ?1)sql",
+                             compile_id, outcome.status, outcome.error_message, outcome.error_pass,
+                             outcome.wall_ms);
+  if (changed == 0) throw db_->error("no compile with id " + std::to_string(compile_id));
+}
+
+int64_t TraceWriter::recordPass(int64_t compile_id, const PassRecord& pass) {
+  const PassInfo& info = pass.info;
+  requireOneOf(*db_, "pass status", info.status, {"ok", "failed"});
+  SqliteTransaction transaction(*db_);
+  std::optional<int64_t> snapshot_id;
+  if (pass.snapshot) snapshot_id = storeSnapshot(*db_, *pass.snapshot);
+  int64_t pass_id = db_->insert(R"sql(
+    INSERT INTO passes (compile_id, ordinal, name, wall_ms, changed, nodes_before, nodes_after,
+                        decisions, snapshot_id, status, error_message)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql",
+                                compile_id, info.ordinal, info.name, info.wall_ms, info.changed,
+                                info.nodes_before, info.nodes_after, info.decisions, snapshot_id,
+                                info.status, info.error_message);
+  if (pass_commit_hook_) pass_commit_hook_();
+  transaction.commit();
+  return pass_id;
+}
+
+int64_t TraceWriter::recordDecision(int64_t pass_id, const DecisionRecord& decision) {
+  std::optional<int64_t> compile_id;
+  {
+    SqliteQuery pass(*db_, "SELECT compile_id FROM passes WHERE id = ?1", pass_id);
+    if (pass.next()) compile_id = pass.get<int64_t>(0);
+  }
+  if (!compile_id) throw db_->error("no pass with id " + std::to_string(pass_id));
+  return db_->insert(R"sql(
+    INSERT INTO decisions (compile_id, pass_id, ordinal, kind, description, nodes, applied)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+                     *compile_id, pass_id, decision.ordinal, decision.kind, decision.description,
+                     toJsonText(decision.nodes), decision.applied);
+}
+
+void TraceWriter::recordKernel(int64_t compile_id, const KernelRecord& kernel) {
+  requireOneOf(*db_, "kernel kind", kernel.kind, {"generated", "library", "fallback", "view"});
+  requireOneOf(*db_, "kernel target", kernel.target, {"cpu", "cuda"});
+  db_->run(R"sql(
+    INSERT INTO kernels (compile_id, name, kind, target, op_summary, reason, alternatives,
+                         fused_nodes, source, max_error)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql",
+           compile_id, kernel.name, kernel.kind, kernel.target, kernel.op_summary, kernel.reason,
+           toJsonText(kernel.alternatives), toJsonText(kernel.fused_nodes), kernel.source,
+           kernel.max_error);
+}
+
+void TraceWriter::recordKernelMaxError(int64_t compile_id, std::string_view kernel_name,
+                                       double max_error) {
+  int64_t changed =
+      db_->run("UPDATE kernels SET max_error = ?3 WHERE compile_id = ?1 AND name = ?2", compile_id,
+               kernel_name, max_error);
+  if (changed == 0) {
+    throw db_->error("compile " + std::to_string(compile_id) + " has no kernel named '" +
+                     std::string(kernel_name) + "'");
+  }
+}
+
+void TraceWriter::recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers) {
+  SqliteTransaction transaction(*db_);
+  for (const BufferRecord& buffer : buffers) {
+    db_->run(R"sql(
+      INSERT INTO buffers (compile_id, name, size_bytes, offset, first_use, last_use,
+                           is_graph_input, is_graph_output)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql",
+             compile_id, buffer.name, buffer.size_bytes, buffer.offset, buffer.first_use,
+             buffer.last_use, buffer.is_graph_input, buffer.is_graph_output);
+  }
+  transaction.commit();
+}
+
+void TraceWriter::recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan) {
+  db_->run(R"sql(
+    INSERT OR REPLACE INTO memory_plans (compile_id, arena_bytes, peak_bytes, measured_peak_bytes)
+    VALUES (?1, ?2, ?3, ?4))sql",
+           compile_id, plan.arena_bytes, plan.peak_bytes, plan.measured_peak_bytes);
+}
+
+void TraceWriter::recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats) {
+  db_->run(R"sql(
+    INSERT OR REPLACE INTO runtime_stats (compile_id, calls, total_ms) VALUES (?1, ?2, ?3))sql",
+           compile_id, stats.calls, stats.total_ms);
+}
+
+void TraceWriter::recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break) {
+  db_->run(R"sql(
+    INSERT INTO graph_breaks (run_id, compile_id, frame_name, reason, user_stack, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
+           run_id, graph_break.compile_id, graph_break.frame_name, graph_break.reason,
+           toJsonText(graph_break.user_stack), timestampOrNow(graph_break.created_at));
+}
+
+void TraceWriter::recordGuard(int64_t compile_id, const GuardRecord& guard) {
+  db_->run(R"sql(
+    INSERT INTO guards (compile_id, kind, expr, user_stack, failed) VALUES (?1, ?2, ?3, ?4, ?5))sql",
+           compile_id, guard.kind, guard.expr, toJsonText(guard.user_stack), guard.failed);
+}
+
+void TraceWriter::recordRecompile(int64_t compile_id, const RecompileRecord& recompile) {
+  db_->run(R"sql(
+    INSERT INTO recompiles (compile_id, previous_compile_key, reason, failed_guard)
+    VALUES (?1, ?2, ?3, ?4))sql",
+           compile_id, recompile.previous_compile_key, recompile.reason, recompile.failed_guard);
+}
+
+void TraceWriter::recordWarning(int64_t run_id, const WarningRecord& warning) {
+  db_->run(R"sql(
+    INSERT INTO warnings (run_id, compile_id, message, created_at)
+    VALUES (?1, ?2, ?3, ?4))sql",
+           run_id, warning.compile_id, warning.message, timestampOrNow(warning.created_at));
+}
+
+void TraceWriter::setPassCommitHookForTesting(std::function<void()> hook) {
+  pass_commit_hook_ = std::move(hook);
+}
+
+} // namespace loupe

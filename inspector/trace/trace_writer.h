@@ -1,0 +1,67 @@
+#pragma once
+
+// TraceWriter appends records to a trace file, creating it or migrating it to the latest
+// schema on open. Several processes may append to one file at once: while writers are open
+// the file is in WAL mode and each waits up to 10 s for another's transaction; the last to
+// close returns it to a single self-contained file. Each recordPass is one transaction, so
+// a process killed mid-compile loses at most the pass in flight. Failures throw TraceError.
+//
+// One TraceWriter per thread: it holds a single sqlite connection.
+
+#include "inspector/trace/trace_records.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loupe {
+
+class SqliteDb;
+
+class TraceWriter {
+public:
+  // Opens or creates the trace at path. Refuses (TraceError) a file that is not a Loupe
+  // trace, leaving it untouched, and a trace newer than this build.
+  explicit TraceWriter(std::string path);
+  ~TraceWriter();
+  TraceWriter(TraceWriter&&) noexcept;
+
+  const std::string& path() const;
+
+  int64_t beginRun(const RunInfo& run);
+  // The compile starts with status "running" until finishCompile.
+  int64_t beginCompile(int64_t run_id, const CompileInfo& compile);
+  void finishCompile(int64_t compile_id, const CompileOutcome& outcome);
+
+  // Stores the pass and the snapshot it left. Identical snapshots are stored once.
+  int64_t recordPass(int64_t compile_id, const PassRecord& pass);
+  // Decisions belong to the pass that made them (and so to its compile).
+  int64_t recordDecision(int64_t pass_id, const DecisionRecord& decision);
+
+  void recordKernel(int64_t compile_id, const KernelRecord& kernel);
+  // Check mode measures a kernel's error after the compile recorded it.
+  void recordKernelMaxError(int64_t compile_id, std::string_view kernel_name, double max_error);
+  void recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers);
+  // Replaces the compile's plan: record it again once the peak has been measured.
+  void recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan);
+  // Replaces the compile's totals.
+  void recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats);
+
+  void recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break);
+  void recordGuard(int64_t compile_id, const GuardRecord& guard);
+  void recordRecompile(int64_t compile_id, const RecompileRecord& recompile);
+  void recordWarning(int64_t run_id, const WarningRecord& warning);
+
+  // Called inside recordPass's transaction after every row is written and before the commit,
+  // so tests can kill the process exactly there.
+  void setPassCommitHookForTesting(std::function<void()> hook);
+
+private:
+  std::unique_ptr<SqliteDb> db_;
+  std::function<void()> pass_commit_hook_;
+};
+
+} // namespace loupe

@@ -1,0 +1,122 @@
+// constant-folding: evaluates, at compile time, every pure registered node whose tensor
+// operands are all literal constants (and factory ops such as aten.full whose attributes are
+// all known), with the op's reference implementation, and replaces its results by
+// loupe.constant nodes. The result of one fold feeds the next, so chains collapse in one walk.
+//
+// Limits, and why:
+// - A result of more than kMaxFoldedElements elements is left alone: a loupe.constant stores
+//   every element in the IR, and a folded 1000x1000 tensor would bloat every snapshot of the
+//   trace while saving one kernel launch.
+// - Nothing with a symbolic shape or attribute is folded: its size is only known at run time.
+// - A result that is not contiguous (a permute of a constant) is left alone: a constant is
+//   always contiguous, and changing a value's strides would change its users' inferred types.
+#include <algorithm>
+
+#include "passes/pipeline.h"
+#include "passes/rewrite_support.h"
+
+namespace loupe {
+namespace {
+
+constexpr int64_t kMaxFoldedElements = 1024;
+
+bool hasSymbols(const AttrMap& attrs) {
+  for (const auto& [name, value] : attrs.values()) {
+    if (const auto* dim = std::get_if<SymExpr>(&value); dim && !dim->isConstant()) return true;
+    if (const auto* dims = std::get_if<IntList>(&value))
+      if (std::any_of(dims->begin(), dims->end(), [](const SymExpr& d) { return !d.isConstant(); }))
+        return true;
+  }
+  return false;
+}
+
+// Whether a loupe.constant can stand for this result (see the limits above).
+bool isFoldableResult(const Value& result) {
+  if (!result.type().isTensor()) return false;
+  const TensorType& t = result.tensorType();
+  std::optional<int64_t> count = numel(t.shape).constant();
+  return count && *count <= kMaxFoldedElements && t.isContiguous();
+}
+
+bool isFoldable(const Node& node) {
+  const OpInfo* info = registeredOp(node);
+  if (!isRewritable(node) || !info->reference || node.op() == "loupe.constant") return false;
+  if (node.numOperands() == 0 && info->kind != OpKind::Factory) return false;
+  if (hasSymbols(node.attrs())) return false;
+  auto operands = node.operands();
+  auto results = node.results();
+  return std::all_of(operands.begin(), operands.end(),
+                     [](const Value* v) { return !v || constantData(v); }) &&
+         std::all_of(results.begin(), results.end(),
+                     [](const Value* v) { return isFoldableResult(*v); });
+}
+
+Tensor materialize(const Value& constant) {
+  const Node& node = *constant.definingNode();
+  return runReference(*registeredOp(node), {}, node.attrs(), {constant.type()}, {})[0];
+}
+
+// One value repeated is stored once: the common case of folded scalars and fills.
+FloatList compactData(const Tensor& tensor) {
+  FloatList values = tensor.toDoubles();
+  bool splat = !values.empty() &&
+               std::all_of(values.begin(), values.end(), [&](double v) { return v == values[0]; });
+  return splat ? FloatList{values[0]} : values;
+}
+
+Value* createConstant(Graph& graph, Node& before, const Tensor& data, const Type& type) {
+  AttrMap attrs;
+  attrs.set("dtype", type.tensor().dtype);
+  attrs.set("shape", IntList(type.tensor().shape));
+  attrs.set("data", compactData(data));
+  return graph.createNode("loupe.constant", {}, {type}, std::move(attrs), before.loc(), &before)
+      ->result();
+}
+
+bool fold(Graph& graph, Node& node, PassContext& ctx) {
+  std::string results;
+  for (const Value* r : node.results())
+    results += (results.empty() ? "" : ", ") + r->type().str();
+  if (!ctx.decide("fold", describeCall(node) + " into constant " + results, resultNames(node)))
+    return false;
+  std::vector<Tensor> inputs;
+  inputs.reserve(node.numOperands());
+  for (const Value* v : node.operands())
+    inputs.push_back(v ? materialize(*v) : Tensor());
+  std::vector<const Tensor*> inputPtrs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    inputPtrs.push_back(node.operand(i) ? &inputs[i] : nullptr);
+
+  std::vector<Type> types;
+  for (const Value* r : node.results())
+    types.push_back(r->type());
+  std::vector<Tensor> outputs =
+      runReference(*registeredOp(node), inputPtrs, node.attrs(), types, {});
+  std::vector<Value*> constants;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    constants.push_back(createConstant(graph, node, outputs[i], types[i]));
+  replaceNode(graph, node, constants);
+  return true;
+}
+
+class ConstantFoldingPass : public Pass {
+public:
+  std::string_view name() const override { return "constant-folding"; }
+  std::string_view description() const override {
+    return "evaluate pure ops on constants (results of at most 1024 elements) at compile time";
+  }
+  bool run(Graph& graph, PassContext& ctx) override {
+    bool changed = false;
+    for (Node* node : graph.nodes())
+      if (isFoldable(*node)) changed |= fold(graph, *node, ctx);
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createConstantFoldingPass() {
+  return std::make_unique<ConstantFoldingPass>();
+}
+
+} // namespace loupe

@@ -1,0 +1,78 @@
+// decomposition: rewrites composite ops (those whose registry entry has a `decompose` rule,
+// e.g. aten.addmm → aten.mm + aten.add.Tensor) into the primitive ops the later passes, the
+// fusers and the code generators understand, so each of them handles fewer ops. Replacement
+// nodes are built in place, before the node, with its source location, so a user still sees
+// their own line on every piece. Pieces that are themselves composite are decomposed in turn:
+// the graph is swept until a sweep decomposes nothing.
+#include <unordered_set>
+
+#include "compiler/ops/graph_builder.h"
+#include "passes/pipeline.h"
+#include "passes/rewrite_support.h"
+
+namespace loupe {
+namespace {
+
+// Nodes a refused or declined decomposition built are the `count` nodes just before `node`;
+// removing them (users first) leaves the graph as it was.
+void eraseBuiltBefore(Graph& graph, Node* node, size_t count) {
+  std::vector<Node*> nodes = graph.nodes();
+  size_t end = 0;
+  while (nodes[end] != node)
+    ++end;
+  for (size_t i = end; i > end - count; --i)
+    graph.eraseNode(nodes[i - 1]);
+}
+
+// Returns whether `node` was replaced.
+bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
+  size_t before = graph.numNodes();
+  GraphBuilder builder(graph, node, node->loc());
+  std::vector<Value*> replacements = info.decompose(*node, builder);
+  size_t built = graph.numNodes() - before;
+  bool usable = replacements.size() == node->numResults();
+  if (usable)
+    usable =
+        ctx.decide("decompose", describeCall(*node) + " into " + std::to_string(built) + " nodes",
+                   resultNames(*node));
+  if (!usable) {
+    eraseBuiltBefore(graph, node, built);
+    return false;
+  }
+  replaceNode(graph, *node, replacements);
+  return true;
+}
+
+class DecompositionPass : public Pass {
+public:
+  std::string_view name() const override { return "decomposition"; }
+  std::string_view description() const override {
+    return "rewrite composite ops (addmm, ...) into primitive ops";
+  }
+  bool run(Graph& graph, PassContext& ctx) override {
+    std::unordered_set<Node*> kept; // refused or declined: never asked about again
+    bool changed = false;
+    for (bool sweepChanged = true; sweepChanged;) {
+      sweepChanged = false;
+      for (Node* node : graph.nodes()) {
+        const OpInfo* info = registeredOp(*node);
+        if (!info || !info->decompose || kept.count(node)) continue;
+        if (decompose(graph, node, *info, ctx))
+          sweepChanged = true;
+        else
+          kept.insert(node);
+      }
+      changed |= sweepChanged;
+    }
+    nameNewValues(graph);
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDecompositionPass() {
+  return std::make_unique<DecompositionPass>();
+}
+
+} // namespace loupe

@@ -1,0 +1,101 @@
+// Layout: makes memory layouts explicit where an op needs them. A view (permute, expand,
+// slice, transpose...) gives its result non-contiguous strides for free; the kernels of some ops
+// handle any strides and others assume a dense row-major operand. Where a non-contiguous value
+// feeds one of the latter, this pass inserts an aten.clone that packs it, so the copy is visible
+// in the graph, in the trace and in the memory plan instead of hidden inside a kernel.
+//
+// Ops that need contiguous tensor operands, by kind:
+// - Matmul (BLAS takes a leading dimension, not arbitrary strides),
+// - Convolution (im2col reads rows), Normalization and Pooling (their kernels index rows
+//   directly),
+// - DataMovement other than aten.clone itself (cat, constant_pad_nd, gather... copy by rows).
+// Elementwise and Reduction kernels index every operand through its strides, View ops only
+// compute new strides, and opaque ops are handed to the frontend as they are, so none of
+// these gets a clone.
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include "compiler/ir/error.h"
+#include "compiler/ops/graph_builder.h"
+#include "compiler/ops/op_registry.h"
+#include "passes/pipeline.h"
+
+namespace loupe {
+
+namespace {
+
+bool needsContiguousOperands(const Node& node) {
+  const OpInfo* info = OpRegistry::global().find(node.op());
+  if (!info) return false;
+  switch (info->kind) {
+  case OpKind::Matmul:
+  case OpKind::Convolution:
+  case OpKind::Normalization:
+  case OpKind::Pooling: return true;
+  case OpKind::DataMovement: return node.op() != "aten.clone";
+  default: return false;
+  }
+}
+
+bool isStridedTensor(const Value* value) {
+  return value && value->type().isTensor() && !value->tensorType().isContiguous();
+}
+
+class LayoutPass : public Pass {
+public:
+  std::string_view name() const override { return "layout"; }
+  std::string_view description() const override {
+    return "inserts aten.clone where a strided view feeds an op that needs contiguous operands";
+  }
+
+  bool run(Graph& graph, PassContext& ctx) override {
+    std::set<std::string> names;
+    for (const auto& in : graph.inputs()) names.insert(in->name());
+    for (Node* node : graph.nodes())
+      for (Value* r : node->results()) names.insert(r->name());
+
+    std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
+    bool changed = false;
+    for (Node* node : graph.nodes()) {
+      if (!needsContiguousOperands(*node)) continue;
+      for (size_t i = 0; i < node->numOperands(); ++i) {
+        Value* operand = node->operand(i);
+        if (!isStridedTensor(operand)) continue;
+        auto it = packed.find(operand);
+        if (it == packed.end()) {
+          std::string description = "layout: clone %" + operand->name() + " (strides [" +
+                                    shapeStr(*operand->tensorType().strides) +
+                                    "]) to contiguous for " + node->describe();
+          if (!ctx.decide("layout", description, {operand->name()})) continue;
+          it = packed.emplace(operand, makeContiguous(graph, *node, operand, names)).first;
+        }
+        node->setOperand(i, it->second);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+private:
+  static Value* makeContiguous(Graph& graph, Node& before, Value* operand,
+                               std::set<std::string>& names) {
+    GraphBuilder builder(graph, &before, before.loc());
+    Value* copy = builder.op("aten.clone", {operand});
+    if (!copy->tensorType().isContiguous())
+      throw Error("layout", "aten.clone of %" + operand->name() + " is not contiguous (" +
+                                copy->type().str() + ")");
+    std::string name = operand->name() + "_contiguous";
+    for (int k = 1; names.count(name); ++k)
+      name = operand->name() + "_contiguous" + std::to_string(k);
+    names.insert(name);
+    copy->setName(name);
+    return copy;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLayoutPass() { return std::make_unique<LayoutPass>(); }
+
+} // namespace loupe

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what Loupe needs to build and test on Debian 12 (root): Debian packages and PyPI
+# packages. Idempotent: anything already installed is skipped, so it is cheap to re-run.
+set -euo pipefail
+
+APT_PACKAGES=(
+  g++ pkg-config
+  libsqlite3-dev          # trace store
+  nlohmann-json3-dev      # JSON in traces and CLI output
+  libcli11-dev            # CLI parsing
+  libopenblas-dev         # matmul / convolution kernels
+  libgtest-dev            # unit tests
+  llvm-14-tools           # FileCheck for lit tests
+  clang-format            # formatting check
+)
+PIP_PACKAGES=(lit cmake ninja numpy)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install_deps: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+pip_missing=()
+for p in "${PIP_PACKAGES[@]}"; do
+  "$PYTHON" -m pip show -q "$p" >/dev/null 2>&1 || pip_missing+=("$p")
+done
+if ((${#pip_missing[@]})); then
+  echo "install_deps: pip install ${pip_missing[*]}"
+  "$PYTHON" -m pip install -q "${pip_missing[@]}"
+fi
