@@ -27,7 +27,9 @@ namespace {
 
 const std::string kCpu = "cpu";
 
-bool isBlasDType(DType dtype) { return dtype == DType::F32 || dtype == DType::F64; }
+bool isBlasDType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64;
+}
 
 DType firstResultDType(const Node& node) {
   return node.numResults() && node.result()->type().isTensor() ? node.result()->tensorType().dtype
@@ -56,9 +58,10 @@ public:
     choice.op = node.op();
     choice.target = kCpu;
     if (node.hasBody())
-      for (Node* inner : node.body()->nodes()) choice.fusedOps.push_back(inner->op());
+      for (Node* inner : node.body()->nodes())
+        choice.fusedOps.push_back(inner->op());
 
-    if (!info && node.op() != "loupe.fused")
+    if (!info)
       setFallback(choice);
     else if (isCodegenCandidate(node, info))
       chooseGenerated(node, info, choice);

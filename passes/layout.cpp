@@ -5,7 +5,9 @@
 // in the graph, in the trace and in the memory plan instead of hidden inside a kernel.
 //
 // Ops that need contiguous tensor operands, by kind:
-// - Matmul (BLAS takes a leading dimension, not arbitrary strides),
+// - Matmul, except that a transposed matrix is fine: BLAS takes each operand as row- or
+//   column-major with a leading dimension (CblasTrans), so a weight seen through aten.t or a
+//   2-D permute is used in place instead of being copied on every call,
 // - Convolution (im2col reads rows), Normalization and Pooling (their kernels index rows
 //   directly),
 // - DataMovement other than aten.clone itself (cat, constant_pad_nd, gather... copy by rows).
@@ -32,14 +34,33 @@ bool needsContiguousOperands(const Node& node) {
   case OpKind::Matmul:
   case OpKind::Convolution:
   case OpKind::Normalization:
-  case OpKind::Pooling: return true;
-  case OpKind::DataMovement: return node.op() != "aten.clone";
-  default: return false;
+  case OpKind::Pooling:
+    return true;
+  case OpKind::DataMovement:
+    return node.op() != "aten.clone";
+  default:
+    return false;
   }
 }
 
 bool isStridedTensor(const Value* value) {
   return value && value->type().isTensor() && !value->tensorType().isContiguous();
+}
+
+// The innermost two dims form a row- or column-major matrix (unit stride on one, a non-zero
+// leading dimension on the other): what BLAS addresses directly. Batch dims may have any stride.
+bool isBlasMatrix(const TensorType& type) {
+  if (type.rank() < 2) return false;
+  Shape strides = type.effectiveStrides();
+  const SymExpr& rowStride = strides[type.rank() - 2];
+  const SymExpr& colStride = strides[type.rank() - 1];
+  SymExpr one(1), zero(0);
+  return (colStride == one && !(rowStride == zero)) || (rowStride == one && !(colStride == zero));
+}
+
+bool acceptsStrided(const Node& node, const Value* operand) {
+  const OpInfo* info = OpRegistry::global().find(node.op());
+  return info && info->kind == OpKind::Matmul && isBlasMatrix(operand->tensorType());
 }
 
 class LayoutPass : public Pass {
@@ -51,9 +72,11 @@ public:
 
   bool run(Graph& graph, PassContext& ctx) override {
     std::set<std::string> names;
-    for (const auto& in : graph.inputs()) names.insert(in->name());
+    for (const auto& in : graph.inputs())
+      names.insert(in->name());
     for (Node* node : graph.nodes())
-      for (Value* r : node->results()) names.insert(r->name());
+      for (Value* r : node->results())
+        names.insert(r->name());
 
     std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
     bool changed = false;
@@ -61,7 +84,7 @@ public:
       if (!needsContiguousOperands(*node)) continue;
       for (size_t i = 0; i < node->numOperands(); ++i) {
         Value* operand = node->operand(i);
-        if (!isStridedTensor(operand)) continue;
+        if (!isStridedTensor(operand) || acceptsStrided(*node, operand)) continue;
         auto it = packed.find(operand);
         if (it == packed.end()) {
           std::string description = "layout: clone %" + operand->name() + " (strides [" +
@@ -96,6 +119,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> createLayoutPass() { return std::make_unique<LayoutPass>(); }
+std::unique_ptr<Pass> createLayoutPass() {
+  return std::make_unique<LayoutPass>();
+}
 
 } // namespace loupe

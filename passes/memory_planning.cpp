@@ -14,6 +14,7 @@
 // buffers (no reuse), and the peak is the live total of the step that provably dominates every
 // other step (their difference is a polynomial with no negative part, dims being positive);
 // when no step does, the peak falls back to the same sum, an upper bound.
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 
@@ -44,7 +45,8 @@ bool provablyNonNegative(const SymExpr& e) {
 
 class LivenessAnalysis {
 public:
-  explicit LivenessAnalysis(const Graph& graph) : lastStep_(static_cast<int>(graph.numNodes()) - 1) {
+  explicit LivenessAnalysis(const Graph& graph)
+      : lastStep_(static_cast<int>(graph.numNodes()) - 1) {
     for (const auto& input : graph.inputs())
       if (input->type().isTensor()) addBuffer(input.get(), 0, /*graphInput=*/true);
     int step = 0;
@@ -52,7 +54,8 @@ public:
       for (Value* operand : node->operands())
         if (operand && operand->type().isTensor()) readAt(operand, step);
       if (isView(*node)) {
-        for (Value* r : node->results()) baseOf_[r] = storageOf(node->operand(0));
+        for (Value* r : node->results())
+          baseOf_[r] = storageOf(node->operand(0));
       } else {
         for (Value* r : node->results())
           if (r->type().isTensor()) addBuffer(r, step, /*graphInput=*/false);
@@ -93,8 +96,8 @@ private:
 
   int lastStep_;
   std::vector<BufferAssignment> buffers_;
-  std::unordered_map<const Value*, size_t> index_;          // storage value -> buffer
-  std::unordered_map<const Value*, const Value*> baseOf_;   // view result -> storage value
+  std::unordered_map<const Value*, size_t> index_;        // storage value -> buffer
+  std::unordered_map<const Value*, const Value*> baseOf_; // view result -> storage value
 };
 
 void layOutConcrete(MemoryPlan& plan, std::vector<BufferAssignment*>& arena) {
@@ -102,7 +105,8 @@ void layOutConcrete(MemoryPlan& plan, std::vector<BufferAssignment*>& arena) {
   for (const BufferAssignment* b : arena)
     intervals.push_back({*b->bytes.constant(), b->firstUse, b->lastUse});
   ArenaLayout layout = layoutArena(intervals);
-  for (size_t i = 0; i < arena.size(); ++i) arena[i]->offset = layout.offsets[i];
+  for (size_t i = 0; i < arena.size(); ++i)
+    arena[i]->offset = layout.offsets[i];
   plan.arenaBytes = layout.arenaBytes;
   plan.peakBytes = layout.peakBytes;
 }
@@ -112,13 +116,15 @@ void boundSymbolic(MemoryPlan& plan, const std::vector<BufferAssignment*>& arena
   std::vector<SymExpr> liveAt(static_cast<size_t>(std::max(steps, 1)));
   for (const BufferAssignment* b : arena) {
     total += b->bytes;
-    for (int s = b->firstUse; s <= b->lastUse; ++s) liveAt[static_cast<size_t>(s)] += b->bytes;
+    for (int s = b->firstUse; s <= b->lastUse; ++s)
+      liveAt[static_cast<size_t>(s)] += b->bytes;
   }
   size_t best = 0;
   for (size_t s = 1; s < liveAt.size(); ++s)
     if (provablyNonNegative(liveAt[s] - liveAt[best])) best = s;
   bool dominates = true;
-  for (const SymExpr& live : liveAt) dominates = dominates && provablyNonNegative(liveAt[best] - live);
+  for (const SymExpr& live : liveAt)
+    dominates = dominates && provablyNonNegative(liveAt[best] - live);
   plan.arenaBytes = total;
   plan.peakBytes = dominates ? liveAt[best] : total;
 }
@@ -151,6 +157,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Pass> createMemoryPlanningPass() { return std::make_unique<MemoryPlanningPass>(); }
+std::unique_ptr<Pass> createMemoryPlanningPass() {
+  return std::make_unique<MemoryPlanningPass>();
+}
 
 } // namespace loupe

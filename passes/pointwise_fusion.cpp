@@ -21,13 +21,16 @@ namespace loupe {
 
 namespace {
 
-const Shape& resultShape(const Node& node) { return node.result()->tensorType().shape; }
+const Shape& resultShape(const Node& node) {
+  return node.result()->tensorType().shape;
+}
 
 std::string describeMerge(const FusionPartition& partition, int into, int from) {
   const auto& joining = partition.members(from);
   std::string what = joining.size() == 1 ? "fuse " + joining.front()->describe()
                                          : "merge group of " + joining.front()->describe();
-  return "pointwise-fusion: " + what + " into group of " + partition.members(into).front()->describe();
+  return "pointwise-fusion: " + what + " into group of " +
+         partition.members(into).front()->describe();
 }
 
 class PointwiseFusionPass : public Pass {
@@ -61,6 +64,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Pass> createPointwiseFusionPass() { return std::make_unique<PointwiseFusionPass>(); }
+std::unique_ptr<Pass> createPointwiseFusionPass() {
+  return std::make_unique<PointwiseFusionPass>();
+}
 
 } // namespace loupe

@@ -30,7 +30,9 @@ bool isFusableReduction(const Node& node) {
          node.numOperands() >= 1 && node.operand(0) && node.result()->type().isTensor();
 }
 
-const Shape& resultShape(const Node& node) { return node.result()->tensorType().shape; }
+const Shape& resultShape(const Node& node) {
+  return node.result()->tensorType().shape;
+}
 
 bool readOnlyBy(const Node& node, const FusionPartition& partition, int group) {
   for (Value* r : node.results()) {

@@ -26,12 +26,18 @@ namespace loupe {
 
 namespace {
 
-constexpr int kMaxNesting = 200;    // fused bodies within bodies, parentheses within a dim
+constexpr int kMaxNesting = 200;     // fused bodies within bodies, parentheses within a dim
 constexpr int64_t kMaxExponent = 64; // s0**N expands by repeated multiplication
 
-bool isWordStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
-bool isDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)); }
+bool isWordStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool isNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+bool isDigit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c));
+}
 
 // The names visible in one graph: a fused body is isolated from the graph around it.
 using Scope = std::unordered_map<std::string, Value*>;
@@ -69,7 +75,8 @@ private:
     if (offset >= text_.size()) return "end of input";
     size_t end = offset;
     if (text_[offset] == '%' || text_[offset] == '@') ++end;
-    while (end < text_.size() && end - offset < 24 && isNameChar(text_[end])) ++end;
+    while (end < text_.size() && end - offset < 24 && isNameChar(text_[end]))
+      ++end;
     if (end == offset || (end == offset + 1 && !isNameChar(text_[offset]))) {
       unsigned char c = static_cast<unsigned char>(text_[offset]);
       if (c < 0x20 || c >= 0x7f) {
@@ -96,11 +103,18 @@ private:
       if (std::isspace(static_cast<unsigned char>(text_[pos_]))) {
         ++pos_;
       } else if (text_.substr(pos_, 2) == "//") {
-        while (!atEnd() && text_[pos_] != '\n') ++pos_;
+        while (!atEnd() && text_[pos_] != '\n')
+          ++pos_;
       } else {
         return;
       }
     }
+  }
+
+  // Where the next token starts.
+  size_t here() {
+    skipTrivia();
+    return pos_;
   }
 
   char peek() {
@@ -123,14 +137,16 @@ private:
     skipTrivia();
     if (atEnd() || !isWordStart(text_[pos_])) return {};
     size_t start = pos_;
-    while (!atEnd() && isNameChar(text_[pos_])) ++pos_;
+    while (!atEnd() && isNameChar(text_[pos_]))
+      ++pos_;
     return std::string(text_.substr(start, pos_ - start));
   }
 
   bool acceptKeyword(std::string_view keyword) {
     skipTrivia();
     size_t end = pos_ + keyword.size();
-    if (text_.substr(pos_, keyword.size()) != keyword || (end < text_.size() && isNameChar(text_[end])))
+    if (text_.substr(pos_, keyword.size()) != keyword ||
+        (end < text_.size() && isNameChar(text_[end])))
       return false;
     pos_ = end;
     return true;
@@ -156,13 +172,22 @@ private:
       if (atEnd()) fail(start, "unterminated string");
       char e = text_[pos_++];
       switch (e) {
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
       case 'x': {
         auto hexDigit = [&](size_t at) -> int {
-          if (at >= text_.size() || !std::isxdigit(static_cast<unsigned char>(text_[at]))) return -1;
+          if (at >= text_.size() || !std::isxdigit(static_cast<unsigned char>(text_[at])))
+            return -1;
           char h = static_cast<char>(std::tolower(static_cast<unsigned char>(text_[at])));
           return isDigit(h) ? h - '0' : h - 'a' + 10;
         };
@@ -173,7 +198,8 @@ private:
         break;
       }
       default:
-        fail(pos_ - 2, "unknown escape '\\" + std::string(1, e) + "' in string (use \\\" \\\\ \\n \\t or \\xHH)");
+        fail(pos_ - 2, "unknown escape '\\" + std::string(1, e) +
+                           "' in string (use \\\" \\\\ \\n \\t or \\xHH)");
       }
     }
   }
@@ -187,7 +213,8 @@ private:
       if (n.empty()) fail(start, "empty " + what);
       return n;
     }
-    while (!atEnd() && isNameChar(text_[pos_])) ++pos_;
+    while (!atEnd() && isNameChar(text_[pos_]))
+      ++pos_;
     if (pos_ == start || text_[start] == '.') {
       pos_ = start;
       expected(what);
@@ -207,14 +234,15 @@ private:
     while (!atEnd() && isDigit(text_[pos_])) {
       int digit = text_[pos_++] - '0';
       if (value > (std::numeric_limits<int64_t>::max() - digit) / 10)
-        fail(start, "integer out of range: " + std::string(text_.substr(start, pos_ - start)) + "...");
+        fail(start,
+             "integer out of range: " + std::string(text_.substr(start, pos_ - start)) + "...");
       value = value * 10 + digit;
     }
     return negative ? -value : value;
   }
 
   int smallInteger(const std::string& what) {
-    size_t start = (skipTrivia(), pos_);
+    size_t start = here();
     int64_t value = integer(what);
     if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
       fail(start, "integer out of range: " + std::to_string(value));
@@ -234,7 +262,8 @@ private:
       if (c == ')') --depth;
       if (c == '*' && i + 1 < text_.size() && text_[i + 1] == '*') {
         size_t d = i + 2;
-        while (d < text_.size() && (text_[d] == ' ' || text_[d] == '\t')) ++d;
+        while (d < text_.size() && (text_[d] == ' ' || text_[d] == '\t'))
+          ++d;
         int64_t exponent = 0;
         for (; d < text_.size() && isDigit(text_[d]) && exponent <= kMaxExponent; ++d)
           exponent = exponent * 10 + (text_[d] - '0');
@@ -253,7 +282,8 @@ private:
     static const std::string kInt64Min = std::to_string(std::numeric_limits<int64_t>::min());
     size_t after = pos_ + kInt64Min.size();
     if (text_.substr(pos_, kInt64Min.size()) == kInt64Min &&
-        (after == text_.size() || !(isNameChar(text_[after]) || std::strchr("*/%", text_[after])))) {
+        (after == text_.size() ||
+         !(isNameChar(text_[after]) || std::strchr("*/%", text_[after])))) {
       pos_ = after;
       return SymExpr(std::numeric_limits<int64_t>::min());
     }
@@ -337,7 +367,8 @@ private:
     if (p < text_.size() && text_[p] == '-') ++p;
     for (std::string_view special : {"inf", "nan"}) {
       size_t end = p + special.size();
-      if (text_.substr(p, special.size()) == special && (end >= text_.size() || !isNameChar(text_[end]))) {
+      if (text_.substr(p, special.size()) == special &&
+          (end >= text_.size() || !isNameChar(text_[end]))) {
         pos_ = end;
         double value = special == "inf" ? std::numeric_limits<double>::infinity()
                                         : std::numeric_limits<double>::quiet_NaN();
@@ -345,13 +376,15 @@ private:
       }
     }
     size_t digits = p;
-    while (p < text_.size() && isDigit(text_[p])) ++p;
+    while (p < text_.size() && isDigit(text_[p]))
+      ++p;
     if (p == digits) return std::nullopt;
     bool isFloat = false;
     if (p < text_.size() && text_[p] == '.') {
       isFloat = true;
       ++p;
-      while (p < text_.size() && isDigit(text_[p])) ++p;
+      while (p < text_.size() && isDigit(text_[p]))
+        ++p;
     }
     if (p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
       size_t q = p + 1;
@@ -359,7 +392,8 @@ private:
       if (q < text_.size() && isDigit(text_[q])) {
         isFloat = true;
         p = q;
-        while (p < text_.size() && isDigit(text_[p])) ++p;
+        while (p < text_.size() && isDigit(text_[p]))
+          ++p;
       }
     }
     if (!isFloat) return std::nullopt;
@@ -381,8 +415,7 @@ private:
     if (w == "true" || w == "false") return w == "true";
     if (auto dtype = parseDType(w)) return *dtype;
     pos_ = start; // a symbol: the start of an integer expression
-    if (peek() == '[' || peek() == '{' || peek() == ',' || peek() == '}' || peek() == ']')
-      expected("an attribute value");
+    if (std::strchr("[{,}]", peek())) expected("an attribute value"); // also at the end: '\0'
     return dim();
   }
 
@@ -409,12 +442,14 @@ private:
     if (bools && bools != items.size()) fail(open, "a list cannot mix bools with numbers");
     if (bools) {
       BoolList list;
-      for (const auto& item : items) list.push_back(std::get<bool>(item.second));
+      for (const auto& item : items)
+        list.push_back(std::get<bool>(item.second));
       return list;
     }
     if (!floats) {
       IntList list;
-      for (const auto& item : items) list.push_back(std::get<SymExpr>(item.second));
+      for (const auto& item : items)
+        list.push_back(std::get<SymExpr>(item.second));
       return list;
     }
     FloatList list;
@@ -424,7 +459,9 @@ private:
         continue;
       }
       auto c = std::get<SymExpr>(item).constant();
-      if (!c) fail(at, "a list of floats cannot hold the symbolic integer " + std::get<SymExpr>(item).str());
+      if (!c)
+        fail(at,
+             "a list of floats cannot hold the symbolic integer " + std::get<SymExpr>(item).str());
       list.push_back(static_cast<double>(*c));
     }
     return list;
@@ -516,13 +553,13 @@ private:
     const auto& outs = g->outputs();
     if (outs.size() != outputTypes.size())
       fail(returned.keyword, "graph @" + g->name() + " returns " + std::to_string(outs.size()) +
-                              " values but its signature declares " +
-                              std::to_string(outputTypes.size()) + " output types");
+                                 " values but its signature declares " +
+                                 std::to_string(outputTypes.size()) + " output types");
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i]->type() != outputTypes[i])
         fail(returned.values[i], "returned value %" + outs[i]->name() + " has type " +
-                                 outs[i]->type().str() + " but the signature declares " +
-                                 outputTypes[i].str());
+                                     outs[i]->type().str() + " but the signature declares " +
+                                     outputTypes[i].str());
     return g;
   }
 
@@ -550,7 +587,7 @@ private:
     std::vector<Value*> outs;
     if (peek() == '%') {
       do {
-        where.values.push_back((skipTrivia(), pos_));
+        where.values.push_back(here());
         outs.push_back(valueUse(scope));
       } while (accept(','));
     }
@@ -577,7 +614,7 @@ private:
     std::vector<Value*> args = operands(scope);
     AttrMap attrs = accept('{') ? attributes() : AttrMap{};
     expect(':', "before result types");
-    size_t typesAt = (skipTrivia(), pos_);
+    size_t typesAt = here();
     std::vector<Type> types = peek() == '(' ? typeList("") : std::vector<Type>{type()};
     if (types.size() != results.size())
       fail(typesAt, op + " defines " + std::to_string(results.size()) + " results but lists " +
@@ -591,7 +628,8 @@ private:
       if (peek() == '"') loc.module_path = string();
       expect(')', "to close the location");
     }
-    Node* n = graph.createNode(op, std::move(args), std::move(types), std::move(attrs), std::move(loc));
+    Node* n =
+        graph.createNode(op, std::move(args), std::move(types), std::move(attrs), std::move(loc));
     if (accept('{')) n->setBody(body());
     for (size_t i = 0; i < results.size(); ++i) {
       n->result(i)->setName(results[i].name);
@@ -620,7 +658,8 @@ private:
 
 } // namespace
 
-std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text, const std::string& fileName) {
+std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text,
+                                                const std::string& fileName) {
   return Parser(text, fileName).module();
 }
 

@@ -12,7 +12,9 @@ namespace loupe {
 
 namespace {
 
-bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+bool isNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
 
 // Value and graph names: [A-Za-z0-9_][A-Za-z0-9_.]* prints bare, anything else quoted.
 bool isBareName(const std::string& name) {
@@ -24,9 +26,13 @@ bool isBareName(const std::string& name) {
 bool isBareWord(const std::string& word) {
   return isBareName(word) && !std::isdigit(static_cast<unsigned char>(word[0]));
 }
-bool isBareOpName(const std::string& op) { return isBareWord(op) && op != "return" && op != "yield"; }
+bool isBareOpName(const std::string& op) {
+  return isBareWord(op) && op != "return" && op != "yield";
+}
 
-std::string quoted(const std::string& text) { return attributeStr(Attribute{text}); }
+std::string quoted(const std::string& text) {
+  return attributeStr(Attribute{text});
+}
 
 class Printer {
 public:
@@ -53,12 +59,15 @@ private:
 
   static Scope nameValues(const Graph& graph) {
     std::vector<const Value*> values;
-    for (const auto& in : graph.inputs()) values.push_back(in.get());
+    for (const auto& in : graph.inputs())
+      values.push_back(in.get());
     for (const Node* node : graph.nodes())
-      for (const Value* r : node->results()) values.push_back(r);
+      for (const Value* r : node->results())
+        values.push_back(r);
 
     std::unordered_set<std::string> taken;
-    for (const Value* v : values) taken.insert(v->name());
+    for (const Value* v : values)
+      taken.insert(v->name());
     Scope scope;
     size_t next = 0;
     for (const Value* v : values) {
@@ -66,7 +75,8 @@ private:
         scope[v] = v->name();
         continue;
       }
-      while (taken.count(std::to_string(next))) ++next;
+      while (taken.count(std::to_string(next)))
+        ++next;
       scope[v] = std::to_string(next++);
     }
     return scope;
@@ -89,11 +99,11 @@ private:
   }
 
   void printNodes(const Graph& graph, const Scope& scope, size_t indent) {
-    for (const Node* node : graph.nodes()) printNode(*node, scope, indent);
+    for (const Node* node : graph.nodes())
+      printNode(*node, scope, indent);
   }
 
-  void printTerminator(const char* keyword, const Graph& graph, const Scope& scope,
-                       size_t indent) {
+  void printTerminator(const char* keyword, const Graph& graph, const Scope& scope, size_t indent) {
     os_ << std::string(indent, ' ') << keyword;
     for (size_t i = 0; i < graph.outputs().size(); ++i)
       os_ << (i ? ", " : " ") << valueRef(graph.outputs()[i], scope);

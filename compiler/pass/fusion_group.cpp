@@ -13,7 +13,8 @@ namespace {
 
 std::unordered_map<const Node*, size_t> positions(const Graph& graph) {
   std::unordered_map<const Node*, size_t> pos;
-  for (Node* node : graph.nodes()) pos.emplace(node, pos.size());
+  for (Node* node : graph.nodes())
+    pos.emplace(node, pos.size());
   return pos;
 }
 
@@ -37,7 +38,8 @@ public:
       const Graph& inner = *member.body();
       for (size_t i = 0; i < inner.numInputs(); ++i)
         mapped_[inner.input(i)] = lookup(member.operand(i));
-      for (Node* node : inner.nodes()) copy(*node);
+      for (Node* node : inner.nodes())
+        copy(*node);
       for (size_t i = 0; i < member.numResults(); ++i)
         mapped_[member.result(i)] = mapped_.at(inner.outputs()[i]);
     } else {
@@ -51,9 +53,11 @@ public:
 private:
   void copy(const Node& node) {
     std::vector<Value*> operands;
-    for (Value* v : node.operands()) operands.push_back(lookup(v));
+    for (Value* v : node.operands())
+      operands.push_back(lookup(v));
     std::vector<Type> types;
-    for (Value* r : node.results()) types.push_back(r->type());
+    for (Value* r : node.results())
+      types.push_back(r->type());
     Node* c = body_.createNode(node.op(), operands, types, node.attrs(), node.loc());
     for (size_t i = 0; i < node.numResults(); ++i) {
       c->result(i)->setName(node.result(i)->name());
@@ -82,8 +86,8 @@ bool isFusablePointwise(const Node& node) {
     return kind && *kind == Attribute(std::string("pointwise"));
   }
   const OpInfo* info = OpRegistry::global().find(node.op());
-  return info && info->kind == OpKind::Elementwise && info->emitScalar &&
-         node.numResults() == 1 && node.result()->type().isTensor();
+  return info && info->kind == OpKind::Elementwise && info->emitScalar && node.numResults() == 1 &&
+         node.result()->type().isTensor();
 }
 
 FusionPartition::FusionPartition(const Graph& graph) {
@@ -161,14 +165,15 @@ Node* createFusedGroup(const std::vector<Node*>& unordered, const std::string& k
 
   auto body = std::make_unique<Graph>(graph.name() + "." + kind);
   BodyBuilder builder(*body);
-  for (Node* member : members) builder.add(*member);
+  for (Node* member : members)
+    builder.add(*member);
 
   std::vector<Value*> escaping; // group values read after the group
   for (Node* member : members)
     for (Value* r : member->results()) {
-      bool usedOutside = r->isGraphOutput() ||
-                         std::any_of(r->users().begin(), r->users().end(),
-                                     [&](Node* user) { return !inGroup.count(user); });
+      bool usedOutside =
+          r->isGraphOutput() || std::any_of(r->users().begin(), r->users().end(),
+                                            [&](Node* user) { return !inGroup.count(user); });
       if (usedOutside) escaping.push_back(r);
     }
   std::vector<Value*> bodyOutputs;
@@ -192,20 +197,23 @@ Node* createFusedGroup(const std::vector<Node*>& unordered, const std::string& k
   for (Node* node : graph.nodes()) {
     size_t p = pos.count(node) ? pos.at(node) : 0;
     if (node == fused || p < pos.at(members.front()) || p > pos.at(lastMember)) continue;
-    bool dependent = inGroup.count(node) ||
-                     std::any_of(node->operands().begin(), node->operands().end(),
-                                 [&](Value* v) { return v && dependsOnGroup.count(v); });
+    bool dependent =
+        inGroup.count(node) || std::any_of(node->operands().begin(), node->operands().end(),
+                                           [&](Value* v) { return v && dependsOnGroup.count(v); });
     if (!dependent) continue;
-    for (Value* r : node->results()) dependsOnGroup.insert(r);
+    for (Value* r : node->results())
+      dependsOnGroup.insert(r);
     if (!inGroup.count(node)) toMove.push_back(node);
   }
-  for (Node* node : toMove) graph.moveBefore(node, lastMember);
+  for (Node* node : toMove)
+    graph.moveBefore(node, lastMember);
 
   for (size_t i = 0; i < escaping.size(); ++i) {
     fused->result(i)->setName(escaping[i]->name());
     graph.replaceAllUsesWith(escaping[i], fused->result(i));
   }
-  for (auto it = members.rbegin(); it != members.rend(); ++it) graph.eraseNode(*it);
+  for (auto it = members.rbegin(); it != members.rend(); ++it)
+    graph.eraseNode(*it);
   return fused;
 }
 

@@ -41,9 +41,9 @@ ArenaLayout layoutArena(const std::vector<BufferInterval>& buffers, int64_t alig
   if (alignment <= 0) throw Error("memory", "arena alignment must be positive");
   for (const auto& b : buffers)
     if (b.bytes < 0 || b.lastUse < b.firstUse)
-      throw Error("memory", "buffer interval with " + std::to_string(b.bytes) + " bytes and steps " +
-                                std::to_string(b.firstUse) + ".." + std::to_string(b.lastUse) +
-                                " is malformed");
+      throw Error("memory", "buffer interval with " + std::to_string(b.bytes) +
+                                " bytes and steps " + std::to_string(b.firstUse) + ".." +
+                                std::to_string(b.lastUse) + " is malformed");
 
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);

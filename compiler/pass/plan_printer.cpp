@@ -20,7 +20,8 @@ void printKernel(const KernelChoice& k, std::ostream& os) {
   os << "    reason: " << k.reason << '\n';
   if (!k.fusedOps.empty()) {
     os << "    fused:";
-    for (size_t i = 0; i < k.fusedOps.size(); ++i) os << (i ? ", " : " ") << k.fusedOps[i];
+    for (size_t i = 0; i < k.fusedOps.size(); ++i)
+      os << (i ? ", " : " ") << k.fusedOps[i];
     os << '\n';
   }
   for (const auto& alt : k.rejected)
@@ -41,12 +42,17 @@ void printBuffer(const BufferAssignment& b, std::ostream& os) {
 
 void printPlan(const Plan& plan, std::ostream& os) {
   os << "kernels:\n";
-  for (const auto& k : plan.kernels) printKernel(k, os);
+  for (const auto& k : plan.kernels)
+    printKernel(k, os);
   const MemoryPlan& m = plan.memory;
-  os << "memory: arena=" << m.arenaBytes.str() << " bytes, peak=" << m.peakBytes.str()
-     << " bytes (" << (m.concrete ? "concrete" : "symbolic: offsets are fixed at run time")
-     << ")\n";
-  for (const auto& b : m.buffers) printBuffer(b, os);
+  if (m.buffers.empty()) {
+    os << "memory: not planned\n";
+    return;
+  }
+  os << "memory: arena=" << m.arenaBytes.str() << " bytes, peak=" << m.peakBytes.str() << " bytes ("
+     << (m.concrete ? "concrete" : "symbolic: offsets are fixed at run time") << ")\n";
+  for (const auto& b : m.buffers)
+    printBuffer(b, os);
 }
 
 } // namespace loupe

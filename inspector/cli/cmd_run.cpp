@@ -160,11 +160,11 @@ int runRun(const RunOptions& options) {
   }
 
   Plan plan;
+  std::unique_ptr<TraceRecorder> recorder;
   auto start = std::chrono::steady_clock::now();
   if (!options.noCompile) {
     PipelineOptions pipelineOptions;
     InstrumentationList instrumentation;
-    std::unique_ptr<TraceRecorder> recorder;
     if (writer) {
       recorder = std::make_unique<TraceRecorder>(*writer, compileId);
       instrumentation.add(recorder.get());
@@ -219,6 +219,7 @@ int runRun(const RunOptions& options) {
       for (const auto& [name, s] : executable.stats().kernels)
         writer->recordKernelMaxError(compileId, name, s.maxAbsError);
     writer->recordRuntimeStats(compileId, RuntimeStatsRecord{1, runMs});
+    if (recorder) recorder->recordMeasuredArena(executable.arenaBytes());
     writer->finishCompile(compileId, CompileOutcome{"ok", std::nullopt, std::nullopt, compileMs});
     std::cout << "trace: " << options.trace << " (compile " << compileId << ")\n";
   }

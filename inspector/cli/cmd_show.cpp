@@ -58,8 +58,16 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
         for (const auto& [kind, n] : byKind) std::cout << " " << kind << " " << n;
         std::cout << "\n";
       }
-      if (auto plan = reader.memoryPlan(c.id))
-        std::cout << "    memory: peak " << plan->peak_bytes << " B, arena " << plan->arena_bytes << " B\n";
+      if (auto plan = reader.memoryPlan(c.id)) {
+        auto bytes = [](int64_t value, const std::optional<std::string>& expr) {
+          return (expr ? *expr : std::to_string(value)) + " B";
+        };
+        std::cout << "    memory: peak " << bytes(plan->peak_bytes, plan->peak_expr) << ", arena "
+                  << bytes(plan->arena_bytes, plan->arena_expr);
+        if (plan->measured_peak_bytes)
+          std::cout << ", measured arena " << *plan->measured_peak_bytes << " B";
+        std::cout << "\n";
+      }
     }
   }
   std::cout << "totals: " << counts.summary.compiles << " compiles, " << counts.summary.passes

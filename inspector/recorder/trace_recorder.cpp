@@ -100,8 +100,12 @@ void TraceRecorder::onKernelChoice(const KernelChoice& choice) {
 }
 
 void TraceRecorder::onMemoryPlan(const MemoryPlan& plan) {
-  // Symbolic sizes are stored as -1 bytes; the snapshot's types keep the expressions.
+  // Symbolic sizes are stored as -1 bytes plus the expression.
   auto bytesOf = [](const SymExpr& e) { return e.constant().value_or(-1); };
+  auto exprOf = [](const SymExpr& e) -> std::optional<std::string> {
+    if (e.isConstant()) return std::nullopt;
+    return e.str();
+  };
   std::vector<BufferRecord> buffers;
   for (const auto& b : plan.buffers) {
     BufferRecord r;
@@ -112,10 +116,23 @@ void TraceRecorder::onMemoryPlan(const MemoryPlan& plan) {
     r.last_use = b.lastUse;
     r.is_graph_input = b.graphInput;
     r.is_graph_output = b.graphOutput;
+    r.size_expr = exprOf(b.bytes);
     buffers.push_back(std::move(r));
   }
   writer_.recordBuffers(compileId_, buffers);
-  writer_.recordMemoryPlan(compileId_, MemoryPlanRecord{bytesOf(plan.arenaBytes), bytesOf(plan.peakBytes), std::nullopt});
+  MemoryPlanRecord record;
+  record.arena_bytes = bytesOf(plan.arenaBytes);
+  record.peak_bytes = bytesOf(plan.peakBytes);
+  record.arena_expr = exprOf(plan.arenaBytes);
+  record.peak_expr = exprOf(plan.peakBytes);
+  writer_.recordMemoryPlan(compileId_, record);
+  plan_ = record;
+}
+
+void TraceRecorder::recordMeasuredArena(int64_t bytes) {
+  if (!plan_) return; // no memory-planning pass ran
+  plan_->measured_peak_bytes = bytes;
+  writer_.recordMemoryPlan(compileId_, *plan_);
 }
 
 } // namespace loupe

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "compiler/pass/instrumentation.h"
@@ -23,6 +24,9 @@ public:
   void onKernelChoice(const KernelChoice& choice) override;
   void onMemoryPlan(const MemoryPlan& plan) override;
 
+  // Rewrites the compile's memory plan with the arena size a run actually used.
+  void recordMeasuredArena(int64_t bytes);
+
   int passesRecorded() const { return ordinal_; }
 
 private:
@@ -33,6 +37,7 @@ private:
   int ordinal_ = 0;                     // passes recorded so far in this compile
   int64_t nodesBefore_ = 0;             // of the pass in flight, for a failed pass's record
   std::vector<Decision> pendingDecisions_; // made by the pass in flight, written with it
+  std::optional<MemoryPlanRecord> plan_;   // as last recorded
 };
 
 // The graph as stored in a trace: its .lir text and one row per node (fused bodies included,

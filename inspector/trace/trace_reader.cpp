@@ -232,7 +232,8 @@ std::vector<KernelRecord> TraceReader::kernels(int64_t compile_id) const {
 std::vector<BufferRecord> TraceReader::buffers(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
-        SELECT name, size_bytes, offset, first_use, last_use, is_graph_input, is_graph_output
+        SELECT name, size_bytes, offset, first_use, last_use, is_graph_input, is_graph_output,
+               size_expr
         FROM buffers WHERE compile_id = ?1 ORDER BY id)sql",
       [](const SqliteQuery& row) {
         return BufferRecord{.name = row.get<std::string>(0),
@@ -241,19 +242,23 @@ std::vector<BufferRecord> TraceReader::buffers(int64_t compile_id) const {
                             .first_use = row.get<int64_t>(3),
                             .last_use = row.get<int64_t>(4),
                             .is_graph_input = row.get<bool>(5),
-                            .is_graph_output = row.get<bool>(6)};
+                            .is_graph_output = row.get<bool>(6),
+                            .size_expr = row.get<std::optional<std::string>>(7)};
       },
       compile_id);
 }
 
 std::optional<MemoryPlanRecord> TraceReader::memoryPlan(int64_t compile_id) const {
   SqliteQuery row(*db_, R"sql(
-    SELECT arena_bytes, peak_bytes, measured_peak_bytes FROM memory_plans WHERE compile_id = ?1)sql",
+    SELECT arena_bytes, peak_bytes, measured_peak_bytes, arena_expr, peak_expr
+    FROM memory_plans WHERE compile_id = ?1)sql",
                   compile_id);
   if (!row.next()) return std::nullopt;
   return MemoryPlanRecord{.arena_bytes = row.get<int64_t>(0),
                           .peak_bytes = row.get<int64_t>(1),
-                          .measured_peak_bytes = row.get<std::optional<int64_t>>(2)};
+                          .measured_peak_bytes = row.get<std::optional<int64_t>>(2),
+                          .arena_expr = row.get<std::optional<std::string>>(3),
+                          .peak_expr = row.get<std::optional<std::string>>(4)};
 }
 
 std::optional<RuntimeStatsRecord> TraceReader::runtimeStats(int64_t compile_id) const {

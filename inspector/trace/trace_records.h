@@ -149,6 +149,7 @@ struct BufferRecord {
   int64_t last_use = 0;
   bool is_graph_input = false;
   bool is_graph_output = false;
+  std::optional<std::string> size_expr{}; // symbolic size ("256*s0"); size_bytes is then -1
 
   bool operator==(const BufferRecord&) const = default;
 };
@@ -157,6 +158,9 @@ struct MemoryPlanRecord {
   int64_t arena_bytes = 0;
   int64_t peak_bytes = 0;                       // as planned
   std::optional<int64_t> measured_peak_bytes{}; // as run, when measured
+  // Symbolic plans (dynamic shapes): the expressions; the byte columns are then -1.
+  std::optional<std::string> arena_expr{};
+  std::optional<std::string> peak_expr{};
 
   bool operator==(const MemoryPlanRecord&) const = default;
 };

@@ -181,7 +181,15 @@ CREATE TABLE decisions (
 CREATE INDEX decisions_by_pass ON decisions (pass_id);
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2};
+// Version 3: symbolic memory plans. With dynamic shapes a buffer's size and the peak are
+// expressions over the graph's symbols (2048*s0); the byte columns then hold -1.
+constexpr const char* kVersion3 = R"sql(
+ALTER TABLE buffers ADD COLUMN size_expr TEXT;
+ALTER TABLE memory_plans ADD COLUMN arena_expr TEXT;
+ALTER TABLE memory_plans ADD COLUMN peak_expr TEXT;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3};
 
 } // namespace
 

@@ -225,19 +225,21 @@ void TraceWriter::recordBuffers(int64_t compile_id, const std::vector<BufferReco
   for (const BufferRecord& buffer : buffers) {
     db_->run(R"sql(
       INSERT INTO buffers (compile_id, name, size_bytes, offset, first_use, last_use,
-                           is_graph_input, is_graph_output)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql",
+                           is_graph_input, is_graph_output, size_expr)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql",
              compile_id, buffer.name, buffer.size_bytes, buffer.offset, buffer.first_use,
-             buffer.last_use, buffer.is_graph_input, buffer.is_graph_output);
+             buffer.last_use, buffer.is_graph_input, buffer.is_graph_output, buffer.size_expr);
   }
   transaction.commit();
 }
 
 void TraceWriter::recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan) {
   db_->run(R"sql(
-    INSERT OR REPLACE INTO memory_plans (compile_id, arena_bytes, peak_bytes, measured_peak_bytes)
-    VALUES (?1, ?2, ?3, ?4))sql",
-           compile_id, plan.arena_bytes, plan.peak_bytes, plan.measured_peak_bytes);
+    INSERT OR REPLACE INTO memory_plans (compile_id, arena_bytes, peak_bytes, measured_peak_bytes,
+                                         arena_expr, peak_expr)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
+           compile_id, plan.arena_bytes, plan.peak_bytes, plan.measured_peak_bytes,
+           plan.arena_expr, plan.peak_expr);
 }
 
 void TraceWriter::recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats) {

@@ -11,7 +11,9 @@
 namespace loupe {
 namespace {
 
-TensorType f32(Shape shape) { return TensorType{DType::F32, std::move(shape)}; }
+TensorType f32(Shape shape) {
+  return TensorType{DType::F32, std::move(shape)};
+}
 
 size_t countUses(const Value* value, const Node* user) {
   return static_cast<size_t>(std::count(value->users().begin(), value->users().end(), user));

@@ -34,7 +34,8 @@ void expectSameGraph(const Graph& expected, const Graph& actual) {
       EXPECT_EQ(from->name(), to->name());
     }
   };
-  for (size_t i = 0; i < expected.numInputs(); ++i) map(expected.input(i), actual.input(i));
+  for (size_t i = 0; i < expected.numInputs(); ++i)
+    map(expected.input(i), actual.input(i));
   auto en = expected.nodes(), an = actual.nodes();
   ASSERT_EQ(en.size(), an.size());
   for (size_t i = 0; i < en.size(); ++i) {
@@ -46,7 +47,8 @@ void expectSameGraph(const Graph& expected, const Graph& actual) {
     for (size_t k = 0; k < e.numOperands(); ++k)
       EXPECT_EQ(e.operand(k) ? mapped.at(e.operand(k)) : nullptr, a.operand(k));
     ASSERT_EQ(e.numResults(), a.numResults());
-    for (size_t k = 0; k < e.numResults(); ++k) map(e.result(k), a.result(k));
+    for (size_t k = 0; k < e.numResults(); ++k)
+      map(e.result(k), a.result(k));
     ASSERT_EQ(e.hasBody(), a.hasBody());
     if (e.hasBody()) expectSameGraph(*e.body(), *a.body());
   }
@@ -74,10 +76,11 @@ void expectPrintsUnchanged(const std::string& text) {
 }
 
 TEST(LirRoundTripTest, TheDocumentedExample) {
-  expectPrintsUnchanged(R"(graph @forward(%x: f32[s0,128], %w: f32[256,128]) -> (f32[s0,256]) {
+  const std::string canonical =
+      R"(graph @forward(%x: f32[s0,128], %w: f32[256,128]) -> (f32[s0,256]) {
   %0 = aten.permute(%w) {dims=[1, 0]} : f32[128,256]<strides=[1,128]>
   %1 = aten.mm(%x, %0) : f32[s0,256]  loc("mlp.py":14 "fc1")
-  %mean, %rstd = aten.foo(%1, none) {dtype=f32, eps=1.0e-05, flag=true, mask=[true, false], mode="tanh", opt=none, scales=[0.5, 2.0], sizes=[s0, 2*s0]} : (f32[s0,1], f32[s0,1])
+  %mean, %rstd = aten.foo(%1, none) {dtype=f32, eps=1e-05, flag=true, mask=[true, false], mode="tanh", opt=none, scales=[0.5, 2.0], sizes=[s0, 2*s0]} : (f32[s0,1], f32[s0,1])
   %2 = loupe.fused(%1, %x) {kind="pointwise"} : f32[s0,256] {
     ^(%a: f32[s0,256], %b: f32[s0,128]):
       %c = aten.gelu(%a) : f32[s0,256]
@@ -85,28 +88,39 @@ TEST(LirRoundTripTest, TheDocumentedExample) {
   }
   return %2
 }
-)");
+)";
+  expectPrintsUnchanged(canonical);
+  // Floats print in their shortest exact spelling; other spellings of the same value parse.
+  std::string longhand = canonical;
+  longhand.replace(longhand.find("eps=1e-05"), 9, "eps=1.0e-05");
+  EXPECT_EQ(toText(*parseGraph(longhand)), canonical);
 }
 
 TEST(LirRoundTripTest, TrickyCorpus) {
   const char* corpus[] = {
       // no inputs, no outputs, a zero-result node
-      "graph @empty() -> () {\n  aten._assert(none) {msg=\"a \\\"b\\\" \\\\ \\n \\t \\x01\"} : ()\n  return\n}\n",
+      "graph @empty() -> () {\n  aten._assert(none) {msg=\"a \\\"b\\\" \\\\ \\n \\t \\x01\"} : "
+      "()\n  return\n}\n",
       // quoted names, index types, devices, strides with symbols, empty list
       "graph @\"my graph\"(%\"a b\": index<2*s0 + 1>, %\"%\": f16[2]<cuda:1>) -> (f16[2]<cuda:1>, "
-      "index<2*s0 + 1>) {\n  %\"q\\\"\" = x(%\"%\") {\"my attr\"=[]} : f32[s0,4]<strides=[1,s0],cuda:0>\n"
+      "index<2*s0 + 1>) {\n  %\"q\\\"\" = x(%\"%\") {\"my attr\"=[]} : "
+      "f32[s0,4]<strides=[1,s0],cuda:0>\n"
       "  return %\"%\", %\"a b\"\n}\n",
       // awkward floats and ints
-      "graph @f() -> () {\n  %0 = c() {a=-0.0, b=5e-324, c=1e+300, d=-inf, e=nan, f=[inf, 0.1, 1.0], "
-      "g=9223372036854775807, h=-9223372036854775808, i=(s0 - 3)//2 + 1, j=s0**2 - s1%8} : f32[]\n"
+      "graph @f() -> () {\n  %0 = c() {a=-0.0, b=5e-324, c=1e+300, d=-inf, e=nan, f=[inf, 0.1, "
+      "1.0], "
+      "g=9223372036854775807, h=-9223372036854775808, i=((s0 - 3)//2) + 1, j=-(s1%8) + s0**2} : "
+      "f32[]\n"
       "  return\n}\n",
       // locations: no module path, empty file, escapes
       "graph @f(%x: bool[0]) -> (bool[0]) {\n  %y = a(%x) : bool[0]  loc(\"m.py\":3)\n"
       "  %z = b(%y) : bool[0]  loc(\"\":0 \"enc.layers.0\")\n"
       "  %w = \"return\"(%z) : bool[0]  loc(\"d\\\\f\\\".py\":-1 \"\\x1f\")\n  return %w\n}\n",
       // nested bodies, multi-result bodies, shadowed names, none operands
-      "graph @f(%x: f32[s0]) -> (f32[s0], f32[s0]) {\n  %0, %1 = loupe.fused(%x, none) : (f32[s0], f32[s0]) {\n"
-      "    ^(%x: f32[s0], %1: f32[s0]):\n      %0 = loupe.fused(%x) : f32[s0] {\n        ^(%0: f32[s0]):\n"
+      "graph @f(%x: f32[s0]) -> (f32[s0], f32[s0]) {\n  %0, %1 = loupe.fused(%x, none) : (f32[s0], "
+      "f32[s0]) {\n"
+      "    ^(%x: f32[s0], %1: f32[s0]):\n      %0 = loupe.fused(%x) : f32[s0] {\n        ^(%0: "
+      "f32[s0]):\n"
       "          yield %0\n      }\n      yield %0, %x\n  }\n  return %1, %0\n}\n",
   };
   for (const char* text : corpus) {
@@ -129,7 +143,8 @@ TEST(LirRoundTripTest, EmptyNamesAreNumberedAroundExplicitOnes) {
 
 TEST(LirRoundTripTest, LocationsCanBeLeftOut) {
   auto g = parseGraph("graph @f() -> () {\n  %0 = a() : f32[]  loc(\"m.py\":3)\n  return\n}\n");
-  EXPECT_EQ(toText(*g, PrintOptions{.locations = false}), "graph @f() -> () {\n  %0 = a() : f32[]\n  return\n}\n");
+  EXPECT_EQ(toText(*g, PrintOptions{.locations = false}),
+            "graph @f() -> () {\n  %0 = a() : f32[]\n  return\n}\n");
 }
 
 TEST(LirRoundTripTest, ContiguousStridesPrintAsNoStrides) {

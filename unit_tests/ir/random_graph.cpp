@@ -14,7 +14,8 @@ public:
   explicit RandomGraphBuilder(uint64_t seed) : rng_(seed) {}
 
   std::unique_ptr<Graph> graph() {
-    auto g = std::make_unique<Graph>(pick<std::string>({"forward", "backward_0", "g.1", "my graph", "7"}));
+    auto g = std::make_unique<Graph>(
+        pick<std::string>({"forward", "backward_0", "g.1", "my graph", "7"}));
     fill(*g, 0, 1 + below(3));
     return g;
   }
@@ -32,16 +33,19 @@ private:
   void fill(Graph& g, int depth, size_t numInputs) {
     std::set<std::string> used;
     std::vector<Value*> visible;
-    for (size_t i = 0; i < numInputs; ++i) visible.push_back(g.addInput(type(), name(used)));
+    for (size_t i = 0; i < numInputs; ++i)
+      visible.push_back(g.addInput(type(), name(used)));
     size_t numNodes = below(6);
     for (size_t i = 0; i < numNodes; ++i) {
       std::vector<Value*> operands;
       size_t numOperands = below(4);
       for (size_t k = 0; k < numOperands; ++k)
-        operands.push_back(visible.empty() || chance(0.15) ? nullptr : visible[below(visible.size())]);
+        operands.push_back(visible.empty() || chance(0.15) ? nullptr
+                                                           : visible[below(visible.size())]);
       std::vector<Type> types;
       size_t numResults = pick<size_t>({0, 1, 1, 1, 2, 3});
-      for (size_t k = 0; k < numResults; ++k) types.push_back(type());
+      for (size_t k = 0; k < numResults; ++k)
+        types.push_back(type());
       bool fused = depth < 2 && chance(0.2);
       Node* n = g.createNode(fused ? "loupe.fused" : opName(), operands, types, attrs(), loc());
       if (fused) {
@@ -56,7 +60,8 @@ private:
     }
     std::vector<Value*> outputs;
     if (!visible.empty())
-      for (size_t k = below(3); k > 0; --k) outputs.push_back(visible[below(visible.size())]);
+      for (size_t k = below(3); k > 0; --k)
+        outputs.push_back(visible[below(visible.size())]);
     g.setOutputs(outputs);
   }
 
@@ -69,28 +74,38 @@ private:
   }
 
   std::string opName() {
-    return pick<std::string>({"aten.mm", "aten.add.Tensor", "prims.convert_element_type", "aten.foo_",
-                              "return", "yield", "weird op", "x", "_.y"});
+    return pick<std::string>({"aten.mm", "aten.add.Tensor", "prims.convert_element_type",
+                              "aten.foo_", "return", "yield", "weird op", "x", "_.y"});
   }
 
   SymExpr dim() {
     const SymExpr s0 = SymExpr::symbol("s0"), s1 = SymExpr::symbol("s1");
     switch (below(9)) {
-    case 0: return SymExpr(static_cast<int64_t>(below(300)));
-    case 1: return s0;
-    case 2: return 2 * s0 + static_cast<int64_t>(below(5));
-    case 3: return s0 * s1;
-    case 4: return SymExpr::floorDiv(s0 - 3, 2) + 1;
-    case 5: return SymExpr::mod(s1, 8) * s0;
-    case 6: return s0 * s0 - s1;
-    case 7: return SymExpr::floorDiv(s0, s1);
-    default: return SymExpr(-static_cast<int64_t>(below(100)));
+    case 0:
+      return SymExpr(static_cast<int64_t>(below(300)));
+    case 1:
+      return s0;
+    case 2:
+      return 2 * s0 + static_cast<int64_t>(below(5));
+    case 3:
+      return s0 * s1;
+    case 4:
+      return SymExpr::floorDiv(s0 - 3, 2) + 1;
+    case 5:
+      return SymExpr::mod(s1, 8) * s0;
+    case 6:
+      return s0 * s0 - s1;
+    case 7:
+      return SymExpr::floorDiv(s0, s1);
+    default:
+      return SymExpr(-static_cast<int64_t>(below(100)));
     }
   }
 
   Shape shape() {
     Shape s;
-    for (size_t k = below(4); k > 0; --k) s.push_back(dim());
+    for (size_t k = below(4); k > 0; --k)
+      s.push_back(dim());
     return s;
   }
 
@@ -101,7 +116,8 @@ private:
     t.shape = shape();
     if (chance(0.3)) {
       t.strides = t.shape;
-      for (auto& stride : *t.strides) stride = dim();
+      for (auto& stride : *t.strides)
+        stride = dim();
     }
     if (chance(0.2)) t.device = Device{Device::Kind::CUDA, static_cast<int>(below(4))};
     return t;
@@ -123,27 +139,37 @@ private:
 
   std::string awkwardString() {
     std::string s;
-    for (size_t k = below(8); k > 0; --k) s += static_cast<char>(below(256));
+    for (size_t k = below(8); k > 0; --k)
+      s += static_cast<char>(below(256));
     return pick<std::string>({"", "tanh", "a \"quoted\" \\ back", "line\nbreak\ttab"}) + s;
   }
 
   Attribute attribute() {
     switch (below(9)) {
-    case 0: return NoneAttr{};
-    case 1: return chance(0.5);
-    case 2: return dim();
-    case 3: return awkwardFloat();
-    case 4: return awkwardString();
-    case 5: return static_cast<DType>(below(10));
-    case 6: return shape();
+    case 0:
+      return NoneAttr{};
+    case 1:
+      return chance(0.5);
+    case 2:
+      return dim();
+    case 3:
+      return awkwardFloat();
+    case 4:
+      return awkwardString();
+    case 5:
+      return static_cast<DType>(below(10));
+    case 6:
+      return shape();
     case 7: {
       FloatList l;
-      for (size_t k = 1 + below(3); k > 0; --k) l.push_back(awkwardFloat());
+      for (size_t k = 1 + below(3); k > 0; --k)
+        l.push_back(awkwardFloat());
       return l;
     }
     default: {
       BoolList l;
-      for (size_t k = 1 + below(3); k > 0; --k) l.push_back(chance(0.5));
+      for (size_t k = 1 + below(3); k > 0; --k)
+        l.push_back(chance(0.5));
       return l;
     }
     }
@@ -159,10 +185,14 @@ private:
 
   SourceLoc loc() {
     switch (below(4)) {
-    case 0: return {};
-    case 1: return {"model.py", static_cast<int>(below(500))};
-    case 2: return {"", 0, "encoder.layers.0"};
-    default: return {"dir/my \"file\".py", -1, awkwardString() + "x"};
+    case 0:
+      return {};
+    case 1:
+      return {"model.py", static_cast<int>(below(500))};
+    case 2:
+      return {"", 0, "encoder.layers.0"};
+    default:
+      return {"dir/my \"file\".py", -1, awkwardString() + "x"};
     }
   }
 
@@ -171,6 +201,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Graph> randomGraph(uint64_t seed) { return RandomGraphBuilder(seed).graph(); }
+std::unique_ptr<Graph> randomGraph(uint64_t seed) {
+  return RandomGraphBuilder(seed).graph();
+}
 
 } // namespace loupe::testing

@@ -9,7 +9,9 @@ namespace loupe {
 namespace {
 
 const SymExpr s0 = SymExpr::symbol("s0");
-TensorType f32(Shape shape) { return TensorType{DType::F32, std::move(shape)}; }
+TensorType f32(Shape shape) {
+  return TensorType{DType::F32, std::move(shape)};
+}
 
 // Expects verify() to fail on a node described as `node`, with `fragment` in the message.
 void expectRejected(const Graph& g, const std::string& node, const std::string& fragment) {

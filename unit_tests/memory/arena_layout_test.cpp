@@ -82,8 +82,7 @@ TEST(ArenaLayout, BuffersWithDisjointLifetimesShareMemory) {
 
 TEST(ArenaLayout, SmallBufferFillsAHoleLeftBetweenLargerOnes) {
   // x and z are live throughout; y lives only at step 0, so w (step 1) can reuse y's slot.
-  std::vector<BufferInterval> buffers = {
-      {512, 0, 1}, {256, 0, 0}, {512, 0, 1}, {192, 1, 1}};
+  std::vector<BufferInterval> buffers = {{512, 0, 1}, {256, 0, 0}, {512, 0, 1}, {192, 1, 1}};
   ArenaLayout layout = layoutArena(buffers);
   EXPECT_EQ(layout.arenaBytes, 512 + 512 + 256);
   expectValidLayout(buffers, layout, 64);
@@ -98,7 +97,8 @@ TEST(ArenaLayout, OffsetsAreAlignedEvenForTinyBuffers) {
   EXPECT_EQ(layout.arenaBytes, 129);
   EXPECT_EQ(layout.peakBytes, 3);
 
-  for (int64_t offset : layoutArena(bytes, 256).offsets) EXPECT_EQ(offset % 256, 0);
+  for (int64_t offset : layoutArena(bytes, 256).offsets)
+    EXPECT_EQ(offset % 256, 0);
 }
 
 TEST(ArenaLayout, EmptyInputGivesAnEmptyArena) {

@@ -46,11 +46,11 @@ Value* permute(Graph& g, Value* v) {
 TEST(MemoryPlanning, ViewExtendsTheLifetimeOfItsBase) {
   Graph g;
   Value* x = g.addInput(f32({4, 8}), "x");
-  Value* a = compute(g, "a", {x}, f32({4, 8}));             // step 0: 128 bytes
-  Value* p = permute(g, a);                                 // step 1: view of a
-  compute(g, "b", {x}, f32({16, 8}));                       // step 2: 512 bytes, unused
-  Value* c = compute(g, "c", {p}, f32({8, 4}));             // step 3: reads a through p
-  Value* d = compute(g, "d", {c}, f32({8, 4}));             // step 4
+  Value* a = compute(g, "a", {x}, f32({4, 8})); // step 0: 128 bytes
+  Value* p = permute(g, a);                     // step 1: view of a
+  compute(g, "b", {x}, f32({16, 8}));           // step 2: 512 bytes, unused
+  Value* c = compute(g, "c", {p}, f32({8, 4})); // step 3: reads a through p
+  Value* d = compute(g, "d", {c}, f32({8, 4})); // step 4
   g.setOutputs({d});
 
   MemoryPlan plan = planMemory(g);

@@ -125,7 +125,6 @@ TEST(UnaryOps, ReferenceMatchesIndependentFormulas) {
       {"aten.ceil", [](double x) { return -std::floor(-x); }},
       {"aten.logical_not", [](double x) { return x == 0 ? 1.0 : 0.0; }},
   };
-  Tensor input = randomTensor({3, 4});
   for (const auto& c : cases) {
     Tensor x = randomTensor({3, 4}, c.low, c.high);
     expectValues(runOne(c.op, {x}), map(x, c.expected), 1e-9);
