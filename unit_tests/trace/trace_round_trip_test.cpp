@@ -300,7 +300,7 @@ TEST(TraceRoundTrip, WriterRefusesRecordsOutsideTheSchema) {
   EXPECT_EQ(traceErrorMessage([&] {
               writer.recordKernel(compile_id, {.name = "k", .kind = "magic", .target = "cpu"});
             }),
-            path + ": kernel kind 'magic' is not one of: generated, library, fallback");
+            path + ": kernel kind 'magic' is not one of: generated, library, fallback, view");
   RunInfo bad_options = sampleRun("host-a");
   bad_options.options_json = "{check: yes";
   EXPECT_EQ(traceErrorMessage([&] { writer.beginRun(bad_options); }),
