@@ -27,6 +27,20 @@ int64_t floorDivInt(int64_t a, int64_t b) {
 
 int64_t floorModInt(int64_t a, int64_t b) { return a - floorDivInt(a, b) * b; }
 
+// Dims come from untrusted text (.lir files, traces): arithmetic that leaves int64 is an error,
+// never undefined behaviour, and an expression may not grow without bound.
+int64_t checkedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("dimension arithmetic overflows int64");
+  return r;
+}
+int64_t checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("dimension arithmetic overflows int64");
+  return r;
+}
+constexpr size_t kMaxTerms = 4096;
+
 // An operand of // or % needs parentheses unless it is a lone atom or a non-negative constant.
 std::string operandStr(const SymExpr& e) {
   std::string s = e.str();
@@ -58,7 +72,7 @@ SymExpr SymExpr::fromTerms(std::vector<Term> terms) {
     if (t.coefficient == 0) continue;
     std::string key = t.monomialKey();
     auto [it, inserted] = merged.try_emplace(key, t);
-    if (!inserted) it->second.coefficient += t.coefficient;
+    if (!inserted) it->second.coefficient = checkedAdd(it->second.coefficient, t.coefficient);
   }
   SymExpr e;
   e.terms_.clear();
@@ -116,23 +130,26 @@ SymExpr operator+(const SymExpr& a, const SymExpr& b) {
 
 SymExpr SymExpr::operator-() const {
   std::vector<Term> terms = terms_;
-  for (auto& t : terms) t.coefficient = -t.coefficient;
+  for (auto& t : terms) t.coefficient = checkedMul(t.coefficient, -1);
   return fromTerms(std::move(terms));
 }
 
 SymExpr operator-(const SymExpr& a, const SymExpr& b) { return a + (-b); }
 
 SymExpr operator*(const SymExpr& a, const SymExpr& b) {
+  if (a.terms_.size() * b.terms_.size() > kMaxTerms)
+    throw std::length_error("dimension expression too large (more than " +
+                            std::to_string(kMaxTerms) + " terms)");
   std::vector<SymExpr::Term> terms;
   for (const auto& x : a.terms_) {
     for (const auto& y : b.terms_) {
       SymExpr::Term t;
-      t.coefficient = x.coefficient * y.coefficient;
+      t.coefficient = checkedMul(x.coefficient, y.coefficient);
       std::map<std::string, SymExpr::Factor> factors;
       for (const auto* side : {&x.atoms, &y.atoms})
         for (const auto& f : *side) {
           auto [it, inserted] = factors.try_emplace(f.atom->key, f);
-          if (!inserted) it->second.power += f.power;
+          if (!inserted) it->second.power = static_cast<int>(checkedAdd(it->second.power, f.power));
         }
       for (auto& [key, f] : factors) t.atoms.push_back(f);
       terms.push_back(std::move(t));
@@ -259,9 +276,9 @@ int64_t SymExpr::evaluate(const SymbolBindings& bindings) const {
     for (const auto& f : t.atoms) {
       int64_t v = 0;
       evaluateAtom(*f.atom, bindings, v);
-      for (int p = 0; p < f.power; ++p) product *= v;
+      for (int p = 0; p < f.power; ++p) product = checkedMul(product, v);
     }
-    sum += product;
+    sum = checkedAdd(sum, product);
   }
   return sum;
 }
@@ -365,6 +382,8 @@ struct SymParser {
       size_t start = pos;
       while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
       if (start == pos) fail("expected an integer exponent after '**'");
+      if (pos - start > 2 || std::atoi(std::string(text.substr(start, pos - start)).c_str()) > 64)
+        fail("exponent larger than 64");
       int power = std::atoi(std::string(text.substr(start, pos - start)).c_str());
       SymExpr result(1);
       for (int i = 0; i < power; ++i) result = result * base;
@@ -414,6 +433,10 @@ SymExpr SymExpr::parse(std::string_view text, size_t& pos) {
     pos = parser.pos;
     return e;
   } catch (const std::domain_error& e) {
+    throw ParseFailure{parser.pos, e.what()};
+  } catch (const std::overflow_error& e) {
+    throw ParseFailure{parser.pos, e.what()};
+  } catch (const std::length_error& e) {
     throw ParseFailure{parser.pos, e.what()};
   }
 }

@@ -4,6 +4,7 @@
 // They share one shape rule (dims normalised, absent or empty dim list = every dim, keepdim)
 // and one reference loop that gathers each output element's inputs and folds them in double.
 // mean, var and var_mean are composite: they decompose into sum, sub, mul and div.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -302,7 +303,9 @@ ReferenceFn reductionReference(std::string name, Fold fold) {
       }
       groups[static_cast<size_t>(group)].push_back(in.at(i));
     }
-    std::vector<double> values(outputs.size());
+    // A fold may produce more values than the op has results (var uses the variance fold,
+    // which also yields the mean): size for the widest fold.
+    std::vector<double> values(std::max<size_t>(outputs.size(), 2));
     for (size_t g = 0; g < groups.size(); ++g) {
       fold(groups[g], attrs, values.data());
       for (size_t r = 0; r < outputs.size(); ++r)

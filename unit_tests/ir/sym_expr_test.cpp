@@ -121,5 +121,29 @@ TEST(SymExprTest, ParseFailuresCarryTheOffset) {
   }
 }
 
+
+// Dims come from untrusted files: arithmetic that leaves int64 is a clear error, not undefined
+// behaviour, and an expression cannot be made to grow without bound.
+TEST(SymExprLimits, OverflowIsAnErrorNotUndefinedBehaviour) {
+  EXPECT_THROW(SymExpr::parse("99999999999*99999999999"), SymExpr::ParseFailure);
+  EXPECT_THROW(SymExpr::parse("9223372036854775807 + 1"), SymExpr::ParseFailure);
+  SymExpr big = SymExpr::symbol("s0") * SymExpr(int64_t{1} << 40);
+  EXPECT_THROW(big.evaluate({{"s0", int64_t{1} << 30}}), std::overflow_error);
+  EXPECT_EQ(big.evaluate({{"s0", 2}}), int64_t{1} << 41);
+}
+
+TEST(SymExprLimits, ExpressionsCannotGrowWithoutBound) {
+  EXPECT_THROW(SymExpr::parse("s0**65"), SymExpr::ParseFailure);
+  // (a0+b0)*(a1+b1)*... doubles the term count each time.
+  SymExpr product(1);
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 20; ++i)
+          product = product * (SymExpr::symbol("a" + std::to_string(i)) +
+                               SymExpr::symbol("b" + std::to_string(i)));
+      },
+      std::length_error);
+}
+
 } // namespace
 } // namespace loupe
