@@ -28,10 +28,18 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20) {
         char esc[8];
@@ -135,7 +143,9 @@ double AttrMap::getFloat(std::string_view name, double fallback) const {
   return isNone(name) ? fallback : getFloat(name);
 }
 
-bool AttrMap::getBool(std::string_view name) const { return getAs<bool>(*this, name, "a bool"); }
+bool AttrMap::getBool(std::string_view name) const {
+  return getAs<bool>(*this, name, "a bool");
+}
 
 bool AttrMap::getBool(std::string_view name, bool fallback) const {
   return isNone(name) ? fallback : getBool(name);
@@ -145,7 +155,9 @@ const std::string& AttrMap::getString(std::string_view name) const {
   return getAs<std::string>(*this, name, "a string");
 }
 
-DType AttrMap::getDType(std::string_view name) const { return getAs<DType>(*this, name, "a dtype"); }
+DType AttrMap::getDType(std::string_view name) const {
+  return getAs<DType>(*this, name, "a dtype");
+}
 
 std::optional<DType> AttrMap::getOptionalDType(std::string_view name) const {
   if (isNone(name)) return std::nullopt;
@@ -154,7 +166,8 @@ std::optional<DType> AttrMap::getOptionalDType(std::string_view name) const {
 
 std::vector<int64_t> AttrMap::getInts(std::string_view name) const {
   std::vector<int64_t> out;
-  for (const auto& e : getDims(name)) out.push_back(constantOf(name, e));
+  for (const auto& e : getDims(name))
+    out.push_back(constantOf(name, e));
   return out;
 }
 
@@ -170,7 +183,8 @@ FloatList AttrMap::getFloats(std::string_view name) const {
   const Attribute* a = find(name);
   if (a && std::holds_alternative<IntList>(*a)) {
     FloatList out;
-    for (const auto& e : std::get<IntList>(*a)) out.push_back(static_cast<double>(constantOf(name, e)));
+    for (const auto& e : std::get<IntList>(*a))
+      out.push_back(static_cast<double>(constantOf(name, e)));
     return out;
   }
   return getAs<FloatList>(*this, name, "a list of floats");

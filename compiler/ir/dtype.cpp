@@ -24,7 +24,9 @@ constexpr std::array<DTypeInfo, 10> kDTypes = {{
 }};
 } // namespace
 
-std::string_view dtypeName(DType dtype) { return kDTypes[static_cast<size_t>(dtype)].name; }
+std::string_view dtypeName(DType dtype) {
+  return kDTypes[static_cast<size_t>(dtype)].name;
+}
 
 std::optional<DType> parseDType(std::string_view text) {
   for (const auto& info : kDTypes)
@@ -32,13 +34,17 @@ std::optional<DType> parseDType(std::string_view text) {
   return std::nullopt;
 }
 
-size_t dtypeSize(DType dtype) { return kDTypes[static_cast<size_t>(dtype)].size; }
+size_t dtypeSize(DType dtype) {
+  return kDTypes[static_cast<size_t>(dtype)].size;
+}
 
 bool isFloating(DType dtype) {
   return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 || dtype == DType::F64;
 }
 
-bool isIntegral(DType dtype) { return !isFloating(dtype) && dtype != DType::Bool; }
+bool isIntegral(DType dtype) {
+  return !isFloating(dtype) && dtype != DType::Bool;
+}
 
 DType promoteTypes(DType a, DType b) {
   if (a == b) return a;

@@ -37,7 +37,8 @@ void Node::setOperands(std::vector<Value*> values) {
 
 std::vector<Value*> Node::results() const {
   std::vector<Value*> out;
-  for (const auto& r : results_) out.push_back(r.get());
+  for (const auto& r : results_)
+    out.push_back(r.get());
   return out;
 }
 
@@ -60,20 +61,24 @@ Graph::Graph(std::string name) : name_(std::move(name)) {}
 
 Graph::~Graph() {
   // Drop use lists first so destroying nodes in any order never touches freed values.
-  for (auto& n : nodes_) n->operands_.clear();
+  for (auto& n : nodes_)
+    n->operands_.clear();
 }
 
 Value* Graph::addInput(Type type, std::string name) {
-  inputs_.push_back(std::unique_ptr<Value>(new Value(std::move(type), this, nullptr, inputs_.size())));
+  inputs_.push_back(
+      std::unique_ptr<Value>(new Value(std::move(type), this, nullptr, inputs_.size())));
   inputs_.back()->setName(std::move(name));
   return inputs_.back().get();
 }
 
 void Graph::eraseInput(size_t i) {
   Value* v = inputs_.at(i).get();
-  if (v->hasUses()) throw Error("graph", "cannot erase input %" + v->name() + ": it still has uses");
+  if (v->hasUses())
+    throw Error("graph", "cannot erase input %" + v->name() + ": it still has uses");
   inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
-  for (size_t k = 0; k < inputs_.size(); ++k) inputs_[k]->index_ = k;
+  for (size_t k = 0; k < inputs_.size(); ++k)
+    inputs_[k]->index_ = k;
 }
 
 Node* Graph::createNode(std::string op, std::vector<Value*> operands, std::vector<Type> resultTypes,
@@ -108,7 +113,8 @@ void Graph::moveBefore(Node* node, Node* before) {
 std::vector<Node*> Graph::nodes() const {
   std::vector<Node*> out;
   out.reserve(nodes_.size());
-  for (const auto& n : nodes_) out.push_back(n.get());
+  for (const auto& n : nodes_)
+    out.push_back(n.get());
   return out;
 }
 
@@ -131,12 +137,15 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
 std::unique_ptr<Graph> Graph::clone() const {
   auto copy = std::make_unique<Graph>(name_);
   std::unordered_map<const Value*, Value*> mapped;
-  for (const auto& in : inputs_) mapped[in.get()] = copy->addInput(in->type(), in->name());
+  for (const auto& in : inputs_)
+    mapped[in.get()] = copy->addInput(in->type(), in->name());
   for (const auto& n : nodes_) {
     std::vector<Value*> operands;
-    for (Value* v : n->operands_) operands.push_back(v ? mapped.at(v) : nullptr);
+    for (Value* v : n->operands_)
+      operands.push_back(v ? mapped.at(v) : nullptr);
     std::vector<Type> types;
-    for (const auto& r : n->results_) types.push_back(r->type());
+    for (const auto& r : n->results_)
+      types.push_back(r->type());
     Node* c = copy->createNode(n->op_, operands, types, n->attrs_, n->loc_);
     for (size_t i = 0; i < n->results_.size(); ++i) {
       c->result(i)->setName(n->results_[i]->name());
@@ -144,7 +153,8 @@ std::unique_ptr<Graph> Graph::clone() const {
     }
     if (n->body_) c->setBody(n->body_->clone());
   }
-  for (Value* out : outputs_) copy->outputs_.push_back(mapped.at(out));
+  for (Value* out : outputs_)
+    copy->outputs_.push_back(mapped.at(out));
   return copy;
 }
 

@@ -125,12 +125,12 @@ public:
   // Creates a node before `before` (nullptr: at the end). Operands must be visible here.
   Node* createNode(std::string op, std::vector<Value*> operands, std::vector<Type> resultTypes,
                    AttrMap attrs = {}, SourceLoc loc = {}, Node* before = nullptr);
-  void eraseNode(Node* node); // its results must have no uses
+  void eraseNode(Node* node);                // its results must have no uses
   void moveBefore(Node* node, Node* before); // nullptr: to the end
 
   std::vector<Node*> nodes() const; // a snapshot: safe to mutate the graph while iterating
   size_t numNodes() const { return nodes_.size(); }
-  size_t numNodesRecursive() const; // nodes of fused bodies counted too
+  size_t numNodesRecursive() const;                // nodes of fused bodies counted too
   Node* parentNode() const { return parentNode_; } // the fused node owning this body, or null
 
   // Replaces every use of `from` (operands and graph outputs) by `to`.

@@ -12,8 +12,11 @@
 namespace loupe {
 
 // A .lir file holds one or more graphs.
-std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text, const std::string& fileName = "<input>");
-std::unique_ptr<Graph> parseGraph(std::string_view text, const std::string& fileName = "<input>"); // exactly one
-std::vector<std::unique_ptr<Graph>> parseFile(const std::string& path); // Error naming the path when unreadable
+std::vector<std::unique_ptr<Graph>> parseModule(std::string_view text,
+                                                const std::string& fileName = "<input>");
+std::unique_ptr<Graph> parseGraph(std::string_view text,
+                                  const std::string& fileName = "<input>"); // exactly one
+std::vector<std::unique_ptr<Graph>>
+parseFile(const std::string& path); // Error naming the path when unreadable
 
 } // namespace loupe

@@ -25,18 +25,22 @@ int64_t floorDivInt(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t floorModInt(int64_t a, int64_t b) { return a - floorDivInt(a, b) * b; }
+int64_t floorModInt(int64_t a, int64_t b) {
+  return a - floorDivInt(a, b) * b;
+}
 
 // Dims come from untrusted text (.lir files, traces): arithmetic that leaves int64 is an error,
 // never undefined behaviour, and an expression may not grow without bound.
 int64_t checkedAdd(int64_t a, int64_t b) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("dimension arithmetic overflows int64");
+  if (__builtin_add_overflow(a, b, &r))
+    throw std::overflow_error("dimension arithmetic overflows int64");
   return r;
 }
 int64_t checkedMul(int64_t a, int64_t b) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("dimension arithmetic overflows int64");
+  if (__builtin_mul_overflow(a, b, &r))
+    throw std::overflow_error("dimension arithmetic overflows int64");
   return r;
 }
 constexpr size_t kMaxTerms = 4096;
@@ -130,11 +134,14 @@ SymExpr operator+(const SymExpr& a, const SymExpr& b) {
 
 SymExpr SymExpr::operator-() const {
   std::vector<Term> terms = terms_;
-  for (auto& t : terms) t.coefficient = checkedMul(t.coefficient, -1);
+  for (auto& t : terms)
+    t.coefficient = checkedMul(t.coefficient, -1);
   return fromTerms(std::move(terms));
 }
 
-SymExpr operator-(const SymExpr& a, const SymExpr& b) { return a + (-b); }
+SymExpr operator-(const SymExpr& a, const SymExpr& b) {
+  return a + (-b);
+}
 
 SymExpr operator*(const SymExpr& a, const SymExpr& b) {
   if (a.terms_.size() * b.terms_.size() > kMaxTerms)
@@ -151,7 +158,8 @@ SymExpr operator*(const SymExpr& a, const SymExpr& b) {
           auto [it, inserted] = factors.try_emplace(f.atom->key, f);
           if (!inserted) it->second.power = static_cast<int>(checkedAdd(it->second.power, f.power));
         }
-      for (auto& [key, f] : factors) t.atoms.push_back(f);
+      for (auto& [key, f] : factors)
+        t.atoms.push_back(f);
       terms.push_back(std::move(t));
     }
   }
@@ -180,14 +188,16 @@ std::optional<SymExpr> SymExpr::exactDiv(const SymExpr& divisor) const {
     Term q;
     q.coefficient = t.coefficient / d.coefficient;
     std::map<std::string, Factor> factors;
-    for (const auto& f : t.atoms) factors.emplace(f.atom->key, f);
+    for (const auto& f : t.atoms)
+      factors.emplace(f.atom->key, f);
     for (const auto& f : d.atoms) {
       auto it = factors.find(f.atom->key);
       if (it == factors.end() || it->second.power < f.power) return std::nullopt;
       it->second.power -= f.power;
       if (it->second.power == 0) factors.erase(it);
     }
-    for (auto& [key, f] : factors) q.atoms.push_back(f);
+    for (auto& [key, f] : factors)
+      q.atoms.push_back(f);
     quotient.push_back(std::move(q));
   }
   return fromTerms(std::move(quotient));
@@ -195,7 +205,8 @@ std::optional<SymExpr> SymExpr::exactDiv(const SymExpr& divisor) const {
 
 SymExpr SymExpr::floorDiv(const SymExpr& numerator, const SymExpr& denominator) {
   auto den = denominator.constant();
-  if (den && *den == 0) throw std::domain_error("symbolic division by zero: " + numerator.str() + "//0");
+  if (den && *den == 0)
+    throw std::domain_error("symbolic division by zero: " + numerator.str() + "//0");
   if (auto num = numerator.constant(); num && den) return SymExpr(floorDivInt(*num, *den));
   if (den && *den == 1) return numerator;
   if (den) {
@@ -231,7 +242,8 @@ SymExpr SymExpr::floorDiv(const SymExpr& numerator, const SymExpr& denominator) 
 
 SymExpr SymExpr::mod(const SymExpr& numerator, const SymExpr& denominator) {
   auto den = denominator.constant();
-  if (den && *den == 0) throw std::domain_error("symbolic modulo by zero: " + numerator.str() + "%0");
+  if (den && *den == 0)
+    throw std::domain_error("symbolic modulo by zero: " + numerator.str() + "%0");
   if (auto num = numerator.constant(); num && den) return SymExpr(floorModInt(*num, *den));
   SymExpr remainder = numerator;
   if (den) {
@@ -276,7 +288,8 @@ int64_t SymExpr::evaluate(const SymbolBindings& bindings) const {
     for (const auto& f : t.atoms) {
       int64_t v = 0;
       evaluateAtom(*f.atom, bindings, v);
-      for (int p = 0; p < f.power; ++p) product = checkedMul(product, v);
+      for (int p = 0; p < f.power; ++p)
+        product = checkedMul(product, v);
     }
     sum = checkedAdd(sum, product);
   }
@@ -297,7 +310,8 @@ SymExpr SymExpr::substitute(const std::map<std::string, SymExpr, std::less<>>& r
         SymExpr l = a.lhs.substitute(replacements), r = a.rhs.substitute(replacements);
         base = a.kind == Atom::Kind::FloorDiv ? floorDiv(l, r) : mod(l, r);
       }
-      for (int p = 0; p < f.power; ++p) product = product * base;
+      for (int p = 0; p < f.power; ++p)
+        product = product * base;
     }
     sum = sum + product;
   }
@@ -321,9 +335,13 @@ std::vector<std::string> SymExpr::symbols() const {
   return {names.begin(), names.end()};
 }
 
-std::string SymExpr::str() const { return str_; }
+std::string SymExpr::str() const {
+  return str_;
+}
 
-size_t SymExpr::hash() const { return std::hash<std::string>{}(str_); }
+size_t SymExpr::hash() const {
+  return std::hash<std::string>{}(str_);
+}
 
 // ---- parsing ------------------------------------------------------------------------------
 
@@ -337,7 +355,8 @@ struct SymParser {
     throw SymExpr::ParseFailure{pos, message};
   }
   void skipSpace() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
+      ++pos;
   }
   bool peek(std::string_view token) {
     skipSpace();
@@ -380,13 +399,15 @@ struct SymParser {
     if (accept("**")) {
       skipSpace();
       size_t start = pos;
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
+        ++pos;
       if (start == pos) fail("expected an integer exponent after '**'");
       if (pos - start > 2 || std::atoi(std::string(text.substr(start, pos - start)).c_str()) > 64)
         fail("exponent larger than 64");
       int power = std::atoi(std::string(text.substr(start, pos - start)).c_str());
       SymExpr result(1);
-      for (int i = 0; i < power; ++i) result = result * base;
+      for (int i = 0; i < power; ++i)
+        result = result * base;
       return result;
     }
     return base;
@@ -397,7 +418,8 @@ struct SymParser {
     char c = text[pos];
     if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t start = pos;
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
+        ++pos;
       std::string digits(text.substr(start, pos - start));
       errno = 0;
       long long v = std::strtoll(digits.c_str(), nullptr, 10);
@@ -444,7 +466,8 @@ SymExpr SymExpr::parse(std::string_view text, size_t& pos) {
 SymExpr SymExpr::parse(std::string_view text) {
   size_t pos = 0;
   SymExpr e = parse(text, pos);
-  while (pos < text.size() && text[pos] == ' ') ++pos;
+  while (pos < text.size() && text[pos] == ' ')
+    ++pos;
   if (pos != text.size()) throw ParseFailure{pos, "unexpected '" + std::string(1, text[pos]) + "'"};
   return e;
 }
@@ -462,7 +485,8 @@ std::string shapeStr(const Shape& shape) {
 
 SymExpr numel(const Shape& shape) {
   SymExpr n(1);
-  for (const auto& d : shape) n = n * d;
+  for (const auto& d : shape)
+    n = n * d;
   return n;
 }
 

@@ -21,7 +21,7 @@ using SymbolBindings = std::map<std::string, int64_t, std::less<>>;
 
 class SymExpr {
 public:
-  SymExpr() = default; // 0
+  SymExpr() = default;    // 0
   SymExpr(int64_t value); // NOLINT: a constant converts implicitly, as in shapes {s0, 128}
 
   static SymExpr symbol(std::string_view name);
@@ -46,7 +46,9 @@ public:
   SymExpr& operator+=(const SymExpr& other) { return *this = *this + other; }
   SymExpr& operator*=(const SymExpr& other) { return *this = *this * other; }
 
-  bool isConstant() const { return terms_.empty() || (terms_.size() == 1 && terms_[0].atoms.empty()); }
+  bool isConstant() const {
+    return terms_.empty() || (terms_.size() == 1 && terms_[0].atoms.empty());
+  }
   std::optional<int64_t> constant() const;
   bool isSymbol() const; // exactly one symbol with coefficient 1
 

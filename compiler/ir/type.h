@@ -33,8 +33,7 @@ struct TensorType {
   // Explicit strides equal to the contiguous ones compare equal to no strides (and print alike).
   friend bool operator==(const TensorType& a, const TensorType& b) {
     return a.dtype == b.dtype && a.shape == b.shape && a.device == b.device &&
-           a.isContiguous() == b.isContiguous() &&
-           (a.isContiguous() || *a.strides == *b.strides);
+           a.isContiguous() == b.isContiguous() && (a.isContiguous() || *a.strides == *b.strides);
   }
 };
 

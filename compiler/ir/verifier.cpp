@@ -11,7 +11,8 @@ namespace {
 
 std::string typesStr(const std::vector<Type>& types) {
   std::string s = "(";
-  for (size_t i = 0; i < types.size(); ++i) s += (i ? ", " : "") + types[i].str();
+  for (size_t i = 0; i < types.size(); ++i)
+    s += (i ? ", " : "") + types[i].str();
   return s + ")";
 }
 
@@ -27,7 +28,8 @@ public:
       if (!v->name().empty() && !names.insert(v->name()).second)
         fail(at, "value name %" + v->name() + " is defined twice");
     };
-    for (const auto& in : graph.inputs()) declare(in.get(), nullptr);
+    for (const auto& in : graph.inputs())
+      declare(in.get(), nullptr);
     for (Node* node : graph.nodes()) {
       for (size_t i = 0; i < node->numOperands(); ++i) {
         const Value* v = node->operand(i);
@@ -37,13 +39,14 @@ public:
       }
       checkOp(*node);
       if (node->hasBody()) checkBody(*node);
-      for (Value* r : node->results()) declare(r, node);
+      for (Value* r : node->results())
+        declare(r, node);
     }
     for (size_t i = 0; i < graph.outputs().size(); ++i) {
       const Value* v = graph.outputs()[i];
       if (!v || !visible.count(v))
-        fail(nullptr, "output " + std::to_string(i) + " is not a value defined in graph @" +
-                          graph.name());
+        fail(nullptr,
+             "output " + std::to_string(i) + " is not a value defined in graph @" + graph.name());
     }
   }
 
@@ -76,10 +79,11 @@ private:
       fail(&node, e.message());
     }
     std::vector<Type> actual;
-    for (Value* r : node.results()) actual.push_back(r->type());
+    for (Value* r : node.results())
+      actual.push_back(r->type());
     if (inferred != actual)
-      fail(&node, "result types " + typesStr(actual) + " differ from the inferred " +
-                      typesStr(inferred));
+      fail(&node,
+           "result types " + typesStr(actual) + " differ from the inferred " + typesStr(inferred));
   }
 
   void checkBody(const Node& node) {
@@ -107,6 +111,8 @@ private:
 
 } // namespace
 
-void verify(const Graph& graph) { Verifier(graph).verifyGraph(graph); }
+void verify(const Graph& graph) {
+  Verifier(graph).verifyGraph(graph);
+}
 
 } // namespace loupe

@@ -6,16 +6,26 @@ namespace loupe {
 
 std::string_view opKindName(OpKind kind) {
   switch (kind) {
-  case OpKind::Elementwise: return "elementwise";
-  case OpKind::Reduction: return "reduction";
-  case OpKind::View: return "view";
-  case OpKind::DataMovement: return "data-movement";
-  case OpKind::Matmul: return "matmul";
-  case OpKind::Convolution: return "convolution";
-  case OpKind::Normalization: return "normalization";
-  case OpKind::Pooling: return "pooling";
-  case OpKind::Factory: return "factory";
-  case OpKind::Other: return "other";
+  case OpKind::Elementwise:
+    return "elementwise";
+  case OpKind::Reduction:
+    return "reduction";
+  case OpKind::View:
+    return "view";
+  case OpKind::DataMovement:
+    return "data-movement";
+  case OpKind::Matmul:
+    return "matmul";
+  case OpKind::Convolution:
+    return "convolution";
+  case OpKind::Normalization:
+    return "normalization";
+  case OpKind::Pooling:
+    return "pooling";
+  case OpKind::Factory:
+    return "factory";
+  case OpKind::Other:
+    return "other";
   }
   return "?";
 }
@@ -51,14 +61,16 @@ const OpInfo* OpRegistry::find(std::string_view name) const {
 
 std::vector<const OpInfo*> OpRegistry::all() const {
   std::vector<const OpInfo*> out;
-  for (const auto& [name, info] : ops_) out.push_back(info.get());
+  for (const auto& [name, info] : ops_)
+    out.push_back(info.get());
   return out;
 }
 
 std::vector<Type> inferTypes(const OpInfo& info, const std::vector<Value*>& operands,
                              const AttrMap& attrs) {
   std::vector<const Type*> types;
-  for (Value* v : operands) types.push_back(v ? &v->type() : nullptr);
+  for (Value* v : operands)
+    types.push_back(v ? &v->type() : nullptr);
   return info.infer(types, attrs);
 }
 

@@ -51,15 +51,15 @@ struct AttrSpec {
 
 // Shape and dtype inference. `operands` is aligned with the node's operands (nullptr for none).
 // Throws Error("shape", ...) with a message naming the mismatch.
-using InferFn =
-    std::function<std::vector<Type>(const std::vector<const Type*>& operands, const AttrMap& attrs)>;
+using InferFn = std::function<std::vector<Type>(const std::vector<const Type*>& operands,
+                                                const AttrMap& attrs)>;
 
 // Reference implementation: `outputs` are preallocated, contiguous, with the inferred shapes
 // and dtypes; `attrs` have their symbols bound. Straightforward code, computing in double
 // where that is the simplest correct choice: this is the oracle that check mode compares
 // every kernel against.
-using ReferenceFn = std::function<void(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
-                                       std::vector<Tensor>& outputs)>;
+using ReferenceFn = std::function<void(const std::vector<const Tensor*>& inputs,
+                                       const AttrMap& attrs, std::vector<Tensor>& outputs)>;
 
 // For View ops: the result as a view of input 0 (shape, strides, offset), sharing its storage.
 using ViewFn = std::function<Tensor(const Tensor& input, const AttrMap& attrs)>;
@@ -87,16 +87,16 @@ struct OpInfo {
   OpKind kind = OpKind::Other;
   std::vector<OperandSpec> operands;
   std::vector<AttrSpec> attrs;
-  int numResults = 1; // -1: decided by inference (split)
-  bool pure = true;   // no side effects or randomness: CSE, DCE and folding may touch it
+  int numResults = 1;  // -1: decided by inference (split)
+  bool pure = true;    // no side effects or randomness: CSE, DCE and folding may touch it
   std::string summary; // one line for docs and `loupe-opt --list-ops`
 
   InferFn infer;
   ReferenceFn reference;
-  ViewFn view;                             // View ops
-  ScalarEmitFn emitScalar;                 // Elementwise ops
+  ViewFn view;                              // View ops
+  ScalarEmitFn emitScalar;                  // Elementwise ops
   std::optional<ReductionRecipe> reduction; // Reduction ops that generated code supports
-  DecomposeFn decompose;                   // composite ops
+  DecomposeFn decompose;                    // composite ops
 };
 
 class OpRegistry {

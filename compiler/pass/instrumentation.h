@@ -17,21 +17,21 @@ class Pass;
 
 struct PassRunInfo {
   std::string pass;
-  int ordinal = 0;          // position in the pipeline, 0-based
+  int ordinal = 0; // position in the pipeline, 0-based
   double wallMs = 0;
   bool changed = false;
-  size_t nodesBefore = 0;   // recursive counts (fused bodies included)
+  size_t nodesBefore = 0; // recursive counts (fused bodies included)
   size_t nodesAfter = 0;
-  int decisions = 0;        // decisions asked for by this pass
+  int decisions = 0; // decisions asked for by this pass
 };
 
 struct Decision {
-  int ordinal = 0;          // 1-based, counted over the whole pipeline run
+  int ordinal = 0; // 1-based, counted over the whole pipeline run
   std::string pass;
-  std::string kind;         // "rewrite", "fusion", "fold", ...
-  std::string description;  // "fold aten.add(%3, %4) into constant"
+  std::string kind;               // "rewrite", "fusion", "fold", ...
+  std::string description;        // "fold aten.add(%3, %4) into constant"
   std::vector<std::string> nodes; // value names involved
-  bool applied = true;      // false when the decision counter refused it
+  bool applied = true;            // false when the decision counter refused it
 };
 
 class PassInstrumentation {
@@ -39,7 +39,8 @@ public:
   virtual ~PassInstrumentation() = default;
   virtual void runBeforePipeline(const Graph& /*graph*/) {}
   virtual void runBeforePass(const Pass& /*pass*/, const Graph& /*graph*/) {}
-  virtual void runAfterPass(const Pass& /*pass*/, const Graph& /*graph*/, const PassRunInfo& /*info*/) {}
+  virtual void runAfterPass(const Pass& /*pass*/, const Graph& /*graph*/,
+                            const PassRunInfo& /*info*/) {}
   virtual void runAfterPassFailed(const Pass& /*pass*/, const Graph& /*graph*/,
                                   const std::string& /*error*/) {}
   virtual void runAfterPipeline(const Graph& /*graph*/, const Plan& /*plan*/) {}

@@ -14,8 +14,8 @@
 namespace loupe {
 
 struct PipelineOptions {
-  int bisectLimit = -1;          // -1: no limit; N: apply only decisions 1..N
-  std::string target = "cpu";    // kernel selection target
+  int bisectLimit = -1;             // -1: no limit; N: apply only decisions 1..N
+  std::string target = "cpu";       // kernel selection target
   std::vector<std::string> options; // free-form "key=value" pass options
 };
 
@@ -33,7 +33,9 @@ public:
 
   int decisionsSoFar() const { return decisionCount_; }
   // The decision that hit the bisect limit (the N-th), when it was reached.
-  const Decision* lastAllowedAtLimit() const { return limitDecision_.ordinal ? &limitDecision_ : nullptr; }
+  const Decision* lastAllowedAtLimit() const {
+    return limitDecision_.ordinal ? &limitDecision_ : nullptr;
+  }
 
   // Set by the pass manager.
   void setCurrentPass(std::string name) { currentPass_ = std::move(name); }

@@ -12,7 +12,8 @@ PassContext::PassContext(const PipelineOptions& options, PassInstrumentation& in
                          Plan& plan)
     : options_(options), instrumentation_(instrumentation), plan_(plan) {}
 
-bool PassContext::decide(std::string kind, std::string description, std::vector<std::string> nodes) {
+bool PassContext::decide(std::string kind, std::string description,
+                         std::vector<std::string> nodes) {
   Decision d;
   d.ordinal = ++decisionCount_;
   d.pass = currentPass_;

@@ -21,11 +21,11 @@ struct RejectedAlternative {
 };
 
 struct KernelChoice {
-  std::string name;      // "k3"; also set as the node's `kernel` attribute
-  std::string node;      // the value name of the node's first result
-  std::string op;        // op of the node (loupe.fused for groups)
+  std::string name; // "k3"; also set as the node's `kernel` attribute
+  std::string node; // the value name of the node's first result
+  std::string op;   // op of the node (loupe.fused for groups)
   KernelKind kind = KernelKind::Generated;
-  std::string target;    // "cpu", "cuda"
+  std::string target;         // "cpu", "cuda"
   std::string implementation; // "generated:pointwise", "openblas:sgemm", "reference:aten.cat", ...
   std::string reason;
   std::vector<RejectedAlternative> rejected;
@@ -45,9 +45,9 @@ struct BufferAssignment {
 
 struct MemoryPlan {
   std::vector<BufferAssignment> buffers;
-  SymExpr arenaBytes;       // arena size (sum of the layout), symbolic when shapes are
-  SymExpr peakBytes;        // largest total of simultaneously live intermediate buffers
-  bool concrete = true;     // false when offsets could not be fixed (symbolic shapes)
+  SymExpr arenaBytes;   // arena size (sum of the layout), symbolic when shapes are
+  SymExpr peakBytes;    // largest total of simultaneously live intermediate buffers
+  bool concrete = true; // false when offsets could not be fixed (symbolic shapes)
 };
 
 struct Plan {

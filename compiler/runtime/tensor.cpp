@@ -59,13 +59,15 @@ Tensor Tensor::fromDoubles(const std::vector<double>& values, DType dtype,
   if (static_cast<int64_t>(values.size()) != t.numel())
     throw Error("runtime", "fromDoubles: " + std::to_string(values.size()) +
                                " values for a tensor of " + std::to_string(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, values[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, values[static_cast<size_t>(i)]);
   return t;
 }
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape_) n *= d;
+  for (int64_t d : shape_)
+    n *= d;
   return n;
 }
 
@@ -98,16 +100,26 @@ int64_t elementOffset(const Tensor& t, int64_t linear) {
 
 double load(const void* p, DType dtype) {
   switch (dtype) {
-  case DType::Bool: return *static_cast<const bool*>(p) ? 1.0 : 0.0;
-  case DType::U8: return *static_cast<const uint8_t*>(p);
-  case DType::I8: return *static_cast<const int8_t*>(p);
-  case DType::I16: return *static_cast<const int16_t*>(p);
-  case DType::I32: return *static_cast<const int32_t*>(p);
-  case DType::I64: return static_cast<double>(*static_cast<const int64_t*>(p));
-  case DType::F16: return halfToFloat(*static_cast<const uint16_t*>(p));
-  case DType::BF16: return bfloat16ToFloat(*static_cast<const uint16_t*>(p));
-  case DType::F32: return *static_cast<const float*>(p);
-  case DType::F64: return *static_cast<const double*>(p);
+  case DType::Bool:
+    return *static_cast<const bool*>(p) ? 1.0 : 0.0;
+  case DType::U8:
+    return *static_cast<const uint8_t*>(p);
+  case DType::I8:
+    return *static_cast<const int8_t*>(p);
+  case DType::I16:
+    return *static_cast<const int16_t*>(p);
+  case DType::I32:
+    return *static_cast<const int32_t*>(p);
+  case DType::I64:
+    return static_cast<double>(*static_cast<const int64_t*>(p));
+  case DType::F16:
+    return halfToFloat(*static_cast<const uint16_t*>(p));
+  case DType::BF16:
+    return bfloat16ToFloat(*static_cast<const uint16_t*>(p));
+  case DType::F32:
+    return *static_cast<const float*>(p);
+  case DType::F64:
+    return *static_cast<const double*>(p);
   }
   return 0;
 }
@@ -121,16 +133,36 @@ T toInteger(double v) {
 
 void store(void* p, DType dtype, double v) {
   switch (dtype) {
-  case DType::Bool: *static_cast<bool*>(p) = v != 0; break;
-  case DType::U8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(toInteger<int64_t>(v)); break;
-  case DType::I8: *static_cast<int8_t*>(p) = toInteger<int8_t>(v); break;
-  case DType::I16: *static_cast<int16_t*>(p) = toInteger<int16_t>(v); break;
-  case DType::I32: *static_cast<int32_t*>(p) = toInteger<int32_t>(v); break;
-  case DType::I64: *static_cast<int64_t*>(p) = toInteger<int64_t>(v); break;
-  case DType::F16: *static_cast<uint16_t*>(p) = floatToHalf(static_cast<float>(v)); break;
-  case DType::BF16: *static_cast<uint16_t*>(p) = floatToBfloat16(static_cast<float>(v)); break;
-  case DType::F32: *static_cast<float*>(p) = static_cast<float>(v); break;
-  case DType::F64: *static_cast<double*>(p) = v; break;
+  case DType::Bool:
+    *static_cast<bool*>(p) = v != 0;
+    break;
+  case DType::U8:
+    *static_cast<uint8_t*>(p) = static_cast<uint8_t>(toInteger<int64_t>(v));
+    break;
+  case DType::I8:
+    *static_cast<int8_t*>(p) = toInteger<int8_t>(v);
+    break;
+  case DType::I16:
+    *static_cast<int16_t*>(p) = toInteger<int16_t>(v);
+    break;
+  case DType::I32:
+    *static_cast<int32_t*>(p) = toInteger<int32_t>(v);
+    break;
+  case DType::I64:
+    *static_cast<int64_t*>(p) = toInteger<int64_t>(v);
+    break;
+  case DType::F16:
+    *static_cast<uint16_t*>(p) = floatToHalf(static_cast<float>(v));
+    break;
+  case DType::BF16:
+    *static_cast<uint16_t*>(p) = floatToBfloat16(static_cast<float>(v));
+    break;
+  case DType::F32:
+    *static_cast<float*>(p) = static_cast<float>(v);
+    break;
+  case DType::F64:
+    *static_cast<double*>(p) = v;
+    break;
   }
 }
 
@@ -150,11 +182,13 @@ void Tensor::set(int64_t linearIndex, double value) {
 
 std::vector<double> Tensor::toDoubles() const {
   std::vector<double> out(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) out[static_cast<size_t>(i)] = at(i);
+  for (int64_t i = 0; i < numel(); ++i)
+    out[static_cast<size_t>(i)] = at(i);
   return out;
 }
 
-Tensor Tensor::view(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) const {
+Tensor Tensor::view(std::vector<int64_t> shape, std::vector<int64_t> strides,
+                    int64_t offset) const {
   Tensor t = *this;
   t.shape_ = std::move(shape);
   t.strides_ = std::move(strides);
@@ -162,7 +196,9 @@ Tensor Tensor::view(std::vector<int64_t> shape, std::vector<int64_t> strides, in
   return t;
 }
 
-Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
+Tensor Tensor::contiguous() const {
+  return isContiguous() ? *this : clone();
+}
 
 Tensor Tensor::clone() const {
   Tensor t = empty(dtype_, shape_);
@@ -183,12 +219,14 @@ void Tensor::copyFrom(const Tensor& source) {
     std::memmove(data(), source.data(), nbytes());
     return;
   }
-  for (int64_t i = 0; i < numel(); ++i) set(i, source.at(i));
+  for (int64_t i = 0; i < numel(); ++i)
+    set(i, source.at(i));
 }
 
 std::string Tensor::describe() const {
   std::string s = std::string(dtypeName(dtype_)) + "[";
-  for (size_t i = 0; i < shape_.size(); ++i) s += (i ? "," : "") + std::to_string(shape_[i]);
+  for (size_t i = 0; i < shape_.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape_[i]);
   return s + "]";
 }
 

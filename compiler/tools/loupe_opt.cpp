@@ -22,7 +22,6 @@
 #include "compiler/pass/plan_printer.h"
 #include "passes/pipeline.h"
 
-
 namespace loupe {
 namespace {
 

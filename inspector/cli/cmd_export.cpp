@@ -21,7 +21,8 @@ int runExport(const ExportOptions& options) {
   int64_t compileId = options.compile.value_or(compiles.front().id);
   auto passes = reader.passes(compileId); // throws naming the compile when it does not exist
   if (passes.empty())
-    throw TraceError(options.trace, "compile " + std::to_string(compileId) + " has no recorded passes");
+    throw TraceError(options.trace,
+                     "compile " + std::to_string(compileId) + " has no recorded passes");
   std::string passName = options.pass.empty() ? passes.back().info.name : options.pass;
   SnapshotRecord snapshot = reader.snapshotAfterPass(compileId, passName);
 

@@ -23,14 +23,17 @@ namespace loupe::cli {
 
 namespace {
 
-[[noreturn]] void usageError(const std::string& message) { throw Error("usage", message); }
+[[noreturn]] void usageError(const std::string& message) {
+  throw Error("usage", message);
+}
 
 // "s0=8" → bindings; "x=a.npy" / "a.npy" → named or positional inputs.
 SymbolBindings parseSymbols(const std::vector<std::string>& items) {
   SymbolBindings bindings;
   for (const auto& item : items) {
     auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) usageError("--symbol expects NAME=INT, got '" + item + "'");
+    if (eq == std::string::npos || eq == 0)
+      usageError("--symbol expects NAME=INT, got '" + item + "'");
     try {
       bindings[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
     } catch (const std::exception&) {
@@ -40,7 +43,8 @@ SymbolBindings parseSymbols(const std::vector<std::string>& items) {
   return bindings;
 }
 
-Tensor randomTensor(const TensorType& type, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+Tensor randomTensor(const TensorType& type, const std::vector<int64_t>& shape,
+                    std::mt19937_64& rng) {
   Tensor t = Tensor::empty(type.dtype, shape);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int64_t> small(0, 7); // small non-negative ints work as indices
@@ -70,7 +74,8 @@ std::vector<Tensor> prepareInputs(const Graph& graph, const RunOptions& options)
                std::to_string(graph.numInputs()));
   for (const auto& [name, path] : named) {
     bool found = false;
-    for (const auto& in : graph.inputs()) found |= in->name() == name;
+    for (const auto& in : graph.inputs())
+      found |= in->name() == name;
     if (!found) usageError("the graph has no input named %" + name);
   }
 
@@ -79,7 +84,9 @@ std::vector<Tensor> prepareInputs(const Graph& graph, const RunOptions& options)
   std::vector<bool> given(graph.numInputs(), false);
   for (size_t i = 0; i < graph.numInputs(); ++i) {
     const Value* in = graph.input(i);
-    std::string path = i < positional.size() ? positional[i] : named.count(in->name()) ? named[in->name()] : "";
+    std::string path = i < positional.size()     ? positional[i]
+                       : named.count(in->name()) ? named[in->name()]
+                                                 : "";
     if (path.empty()) continue;
     inputs[i] = readNpy(path);
     given[i] = true;
@@ -102,8 +109,8 @@ std::vector<Tensor> prepareInputs(const Graph& graph, const RunOptions& options)
       try {
         v = value.evaluate(bindings);
       } catch (const std::out_of_range&) {
-        usageError("index input %" + in->name() + " is " + value.str() + ": bind it with --symbol " +
-                   value.str() + "=N or give it as an input");
+        usageError("index input %" + in->name() + " is " + value.str() +
+                   ": bind it with --symbol " + value.str() + "=N or give it as an input");
       }
       inputs[i] = Tensor::fromDoubles({static_cast<double>(v)}, DType::I64, {});
       continue;
@@ -194,14 +201,17 @@ int runRun(const RunOptions& options) {
   auto runStart = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = executable.run(inputs);
   double runMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - runStart).count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - runStart)
+          .count();
 
   std::printf("compiled %s with %zu kernels in %.1f ms; ran in %.3f ms\n", options.file.c_str(),
               plan.kernels.size(), compileMs, runMs);
-  for (size_t i = 0; i < outputs.size(); ++i) printTensorSummary("output " + std::to_string(i), outputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    printTensorSummary("output " + std::to_string(i), outputs[i]);
 
   if (options.check) {
-    std::printf("%-8s %-40s %6s %12s %12s\n", "kernel", "implementation", "calls", "max abs err", "max rel err");
+    std::printf("%-8s %-40s %6s %12s %12s\n", "kernel", "implementation", "calls", "max abs err",
+                "max rel err");
     for (const auto& [name, s] : executable.stats().kernels)
       std::printf("%-8s %-40s %6lld %12.3g %12.3g\n", name.c_str(), s.implementation.c_str(),
                   static_cast<long long>(s.calls), s.maxAbsError, s.maxRelError);

@@ -30,32 +30,36 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
     std::cout << "\n";
     for (const auto& c : reader.compiles(run.id)) {
       const CompileInfo& ci = c.info;
-      std::cout << "  compile " << c.id << "  " << (ci.compile_key.empty() ? "-" : ci.compile_key) << " "
-                << ci.graph_kind;
+      std::cout << "  compile " << c.id << "  " << (ci.compile_key.empty() ? "-" : ci.compile_key)
+                << " " << ci.graph_kind;
       if (!ci.frame_name.empty()) std::cout << "  " << ci.frame_name;
       if (!ci.frame_file.empty()) std::cout << " @ " << ci.frame_file << ":" << ci.frame_line;
       std::cout << "  status " << c.outcome.status;
       if (c.outcome.wall_ms) std::cout << "  " << fixed(*c.outcome.wall_ms, 1) << " ms";
       std::cout << "\n";
       if (c.outcome.error_message)
-        std::cout << "    error" << (c.outcome.error_pass ? " in " + *c.outcome.error_pass : "") << ": "
-                  << *c.outcome.error_message << "\n";
+        std::cout << "    error" << (c.outcome.error_pass ? " in " + *c.outcome.error_pass : "")
+                  << ": " << *c.outcome.error_message << "\n";
       auto passes = reader.passes(c.id);
       if (passes.empty()) continue;
-      std::printf("    %-3s %-26s %9s  %-7s %-13s %s\n", "#", "pass", "ms", "changed", "nodes", "decisions");
+      std::printf("    %-3s %-26s %9s  %-7s %-13s %s\n", "#", "pass", "ms", "changed", "nodes",
+                  "decisions");
       for (const auto& p : passes) {
         const PassInfo& pi = p.info;
         std::string nodes = std::to_string(pi.nodes_before) + "->" + std::to_string(pi.nodes_after);
-        std::printf("    %-3d %-26s %9s  %-7s %-13s %d%s\n", pi.ordinal, pi.name.c_str(),
-                    fixed(pi.wall_ms, 3).c_str(), pi.changed ? "yes" : "no", nodes.c_str(),
-                    pi.decisions, pi.status == "ok" ? "" : ("  FAILED: " + pi.error_message.value_or("")).c_str());
+        std::printf(
+            "    %-3d %-26s %9s  %-7s %-13s %d%s\n", pi.ordinal, pi.name.c_str(),
+            fixed(pi.wall_ms, 3).c_str(), pi.changed ? "yes" : "no", nodes.c_str(), pi.decisions,
+            pi.status == "ok" ? "" : ("  FAILED: " + pi.error_message.value_or("")).c_str());
       }
       auto kernels = reader.kernels(c.id);
       if (!kernels.empty()) {
         std::map<std::string, int> byKind;
-        for (const auto& k : kernels) ++byKind[k.kind];
+        for (const auto& k : kernels)
+          ++byKind[k.kind];
         std::cout << "    kernels:";
-        for (const auto& [kind, n] : byKind) std::cout << " " << kind << " " << n;
+        for (const auto& [kind, n] : byKind)
+          std::cout << " " << kind << " " << n;
         std::cout << "\n";
       }
       if (auto plan = reader.memoryPlan(c.id)) {
@@ -96,7 +100,8 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
     doc["kernels"][kind] = s.kernels_by_kind.count(kind) ? s.kernels_by_kind.at(kind) : 0;
   doc["fallback_nodes"] = counts.fallbackNodes;
   doc["final_nodes"] = counts.finalNodes;
-  doc["fallback_share"] = counts.finalNodes ? double(counts.fallbackNodes) / double(counts.finalNodes) : 0.0;
+  doc["fallback_share"] =
+      counts.finalNodes ? double(counts.fallbackNodes) / double(counts.finalNodes) : 0.0;
   doc["detail"] = nlohmann::ordered_json::array();
   for (const auto& run : reader.runs()) {
     nlohmann::ordered_json r;
@@ -112,16 +117,21 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
       cj["id"] = c.id;
       cj["compile_key"] = c.info.compile_key;
       cj["graph_kind"] = c.info.graph_kind;
-      cj["frame"] = {{"name", c.info.frame_name}, {"file", c.info.frame_file}, {"line", c.info.frame_line}};
+      cj["frame"] = {
+          {"name", c.info.frame_name}, {"file", c.info.frame_file}, {"line", c.info.frame_line}};
       cj["status"] = c.outcome.status;
       if (c.outcome.error_message) cj["error"] = *c.outcome.error_message;
       if (c.outcome.wall_ms) cj["wall_ms"] = *c.outcome.wall_ms;
       cj["passes"] = nlohmann::ordered_json::array();
       for (const auto& p : reader.passes(c.id))
-        cj["passes"].push_back({{"ordinal", p.info.ordinal}, {"name", p.info.name},
-                                {"wall_ms", p.info.wall_ms}, {"changed", p.info.changed},
-                                {"nodes_before", p.info.nodes_before}, {"nodes_after", p.info.nodes_after},
-                                {"decisions", p.info.decisions}, {"status", p.info.status}});
+        cj["passes"].push_back({{"ordinal", p.info.ordinal},
+                                {"name", p.info.name},
+                                {"wall_ms", p.info.wall_ms},
+                                {"changed", p.info.changed},
+                                {"nodes_before", p.info.nodes_before},
+                                {"nodes_after", p.info.nodes_after},
+                                {"decisions", p.info.decisions},
+                                {"status", p.info.status}});
       r["compiles"].push_back(std::move(cj));
     }
     doc["detail"].push_back(std::move(r));

@@ -18,7 +18,7 @@ int runShow(const ShowOptions& options);
 
 struct ExportOptions {
   std::string trace;
-  std::string format; // dot | json
+  std::string format;             // dot | json
   std::optional<int64_t> compile; // default: the first compile
   std::string pass;               // default: the last pass of the compile
   std::string output;             // default: stdout
@@ -26,15 +26,15 @@ struct ExportOptions {
 int runExport(const ExportOptions& options);
 
 struct RunOptions {
-  std::string file;                 // .lir
-  std::vector<std::string> inputs;  // NAME=PATH.npy or PATH.npy (in order)
-  std::string outputDir;            // write outputs as .npy here
+  std::string file;                // .lir
+  std::vector<std::string> inputs; // NAME=PATH.npy or PATH.npy (in order)
+  std::string outputDir;           // write outputs as .npy here
   uint64_t seed = 0;
   std::vector<std::string> pipeline; // default pipeline when empty and !noCompile
-  bool noCompile = false;           // run the graph as written with reference kernels
-  bool check = false;               // check mode: every kernel against the reference
-  std::string trace;                // record the compile (and check results) into this trace
-  std::vector<std::string> symbols; // s0=8 bindings for random inputs with symbolic dims
+  bool noCompile = false;            // run the graph as written with reference kernels
+  bool check = false;                // check mode: every kernel against the reference
+  std::string trace;                 // record the compile (and check results) into this trace
+  std::vector<std::string> symbols;  // s0=8 bindings for random inputs with symbolic dims
 };
 int runRun(const RunOptions& options);
 

@@ -8,28 +8,36 @@
 #include "inspector/trace/trace_error.h"
 
 namespace loupe::cli {
-void printError(const std::string& message) { std::cerr << "loupe: error: " << message << "\n"; }
+void printError(const std::string& message) {
+  std::cerr << "loupe: error: " << message << "\n";
+}
 } // namespace loupe::cli
 
 int main(int argc, char** argv) {
   using namespace loupe::cli;
   CLI::App app{"loupe: inspect Loupe traces and run Loupe graphs.\n"
-               "A trace is an sqlite file written by torch.compile(backend=\"loupe\") or `loupe run --trace`;\n"
+               "A trace is an sqlite file written by torch.compile(backend=\"loupe\") or `loupe "
+               "run --trace`;\n"
                "its schema is documented in docs/trace-schema.md."};
   app.set_version_flag("--version", std::string("loupe ") + LOUPE_VERSION);
   app.require_subcommand(1);
 
   ShowOptions show;
-  auto* showCmd = app.add_subcommand("show", "Summarise a trace: runs, compiles, passes and counts; or print one snapshot");
+  auto* showCmd = app.add_subcommand(
+      "show", "Summarise a trace: runs, compiles, passes and counts; or print one snapshot");
   showCmd->add_option("trace", show.trace, "Trace file (.db)")->required();
-  showCmd->add_flag("--json", show.json,
-                    "One JSON document: counts as top-level keys (compiles, passes, snapshots, nodes, "
-                    "graph_breaks, guards, recompiles, kernels by kind, fallback_nodes) and the detail");
-  showCmd->add_option("--compile", show.compile, "Compile id (see `loupe show TRACE`); with --pass");
-  showCmd->add_option("--pass", show.pass, "Print the graph after this pass, in .lir; with --compile");
+  showCmd->add_flag(
+      "--json", show.json,
+      "One JSON document: counts as top-level keys (compiles, passes, snapshots, nodes, "
+      "graph_breaks, guards, recompiles, kernels by kind, fallback_nodes) and the detail");
+  showCmd->add_option("--compile", show.compile,
+                      "Compile id (see `loupe show TRACE`); with --pass");
+  showCmd->add_option("--pass", show.pass,
+                      "Print the graph after this pass, in .lir; with --compile");
 
   ExportOptions exp;
-  auto* exportCmd = app.add_subcommand("export", "Export one snapshot of a trace as Graphviz dot or JSON");
+  auto* exportCmd =
+      app.add_subcommand("export", "Export one snapshot of a trace as Graphviz dot or JSON");
   exportCmd->add_option("trace", exp.trace, "Trace file (.db)")->required();
   exportCmd->add_option("--format", exp.format, "dot or json")->required();
   exportCmd->add_option("--compile", exp.compile, "Compile id (default: the first compile)");
@@ -37,18 +45,27 @@ int main(int argc, char** argv) {
   exportCmd->add_option("-o,--output", exp.output, "Output file (default: stdout)");
 
   RunOptions run;
-  auto* runCmd = app.add_subcommand("run", "Compile a .lir graph and run it on random or given inputs");
-  runCmd->add_option("file", run.file, "Graph file (.lir); the first graph in it is run")->required();
-  runCmd->add_option("-i,--input", run.inputs,
-                     "Input as NAME=FILE.npy or FILE.npy (positional order); missing inputs are random");
+  auto* runCmd =
+      app.add_subcommand("run", "Compile a .lir graph and run it on random or given inputs");
+  runCmd->add_option("file", run.file, "Graph file (.lir); the first graph in it is run")
+      ->required();
+  runCmd->add_option(
+      "-i,--input", run.inputs,
+      "Input as NAME=FILE.npy or FILE.npy (positional order); missing inputs are random");
   runCmd->add_option("-o,--output-dir", run.outputDir, "Write each output as <dir>/output<N>.npy");
   runCmd->add_option("--seed", run.seed, "Seed for random inputs (default 0)");
-  runCmd->add_option("--symbol", run.symbols, "Bind a symbolic dim for random inputs: s0=8 (repeatable)");
-  runCmd->add_option("--pipeline", run.pipeline, "Passes to run, comma-separated (default: the default pipeline)")
+  runCmd->add_option("--symbol", run.symbols,
+                     "Bind a symbolic dim for random inputs: s0=8 (repeatable)");
+  runCmd
+      ->add_option("--pipeline", run.pipeline,
+                   "Passes to run, comma-separated (default: the default pipeline)")
       ->delimiter(',');
-  runCmd->add_flag("--no-compile", run.noCompile, "Run the graph as written, with reference kernels");
-  runCmd->add_flag("--check", run.check, "Check mode: compare every kernel with the reference; report the error");
-  runCmd->add_option("--trace", run.trace, "Record the compile (and check-mode errors) into this trace file");
+  runCmd->add_flag("--no-compile", run.noCompile,
+                   "Run the graph as written, with reference kernels");
+  runCmd->add_flag("--check", run.check,
+                   "Check mode: compare every kernel with the reference; report the error");
+  runCmd->add_option("--trace", run.trace,
+                     "Record the compile (and check-mode errors) into this trace file");
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {

@@ -11,7 +11,8 @@ TraceCounts countTrace(const TraceReader& reader) {
     auto passes = reader.passes(compile.id);
     if (passes.empty() || !passes.back().snapshot_id) continue;
     std::map<std::string, std::string> kindOfKernel;
-    for (const auto& k : reader.kernels(compile.id)) kindOfKernel[k.name] = k.kind;
+    for (const auto& k : reader.kernels(compile.id))
+      kindOfKernel[k.name] = k.kind;
     for (const auto& node : reader.snapshot(*passes.back().snapshot_id).nodes) {
       if (node.fused_group) continue;
       ++counts.finalNodes;

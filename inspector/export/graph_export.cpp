@@ -33,9 +33,11 @@ std::map<const Value*, std::string> printedNames(const Graph& graph) {
     auto name = [&](const Value* v) {
       names[v] = v->name().empty() ? "#" + std::to_string(next++) : v->name();
     };
-    for (const auto& in : g.inputs()) name(in.get());
+    for (const auto& in : g.inputs())
+      name(in.get());
     for (Node* n : g.nodes()) {
-      for (Value* r : n->results()) name(r);
+      for (Value* r : n->results())
+        name(r);
       if (n->hasBody()) assign(*n->body());
     }
   };
@@ -45,7 +47,8 @@ std::map<const Value*, std::string> printedNames(const Graph& graph) {
 
 std::string resultTypes(const Node& node) {
   std::string s;
-  for (size_t i = 0; i < node.numResults(); ++i) s += (i ? ", " : "") + node.result(i)->type().str();
+  for (size_t i = 0; i < node.numResults(); ++i)
+    s += (i ? ", " : "") + node.result(i)->type().str();
   return s;
 }
 
@@ -53,30 +56,36 @@ void dotGraph(const Graph& graph, const std::map<const Value*, std::string>& nam
               std::ostringstream& os, const std::string& indent, int& clusterCount) {
   auto id = [&](const Value* v) { return dotQuote("v:" + names.at(v)); };
   for (const auto& in : graph.inputs())
-    os << indent << id(in.get()) << " [shape=ellipse, label="
-       << dotQuote("%" + names.at(in.get()) + "\n" + in->type().str()) << "];\n";
+    os << indent << id(in.get())
+       << " [shape=ellipse, label=" << dotQuote("%" + names.at(in.get()) + "\n" + in->type().str())
+       << "];\n";
   for (Node* node : graph.nodes()) {
     std::string label = node->op() + "\n" + resultTypes(*node);
     if (!node->loc().file.empty())
       label += "\n" + node->loc().file + ":" + std::to_string(node->loc().line);
     if (node->hasBody()) {
       os << indent << "subgraph cluster_" << clusterCount++ << " {\n"
-         << indent << "  label=" << dotQuote(node->op() + " " + (node->numResults() ? "%" + names.at(node->result(0)) : "")) << ";\n"
+         << indent << "  label="
+         << dotQuote(node->op() + " " + (node->numResults() ? "%" + names.at(node->result(0)) : ""))
+         << ";\n"
          << indent << "  style=rounded; color=\"#4a7ab5\";\n";
       dotGraph(*node->body(), names, os, indent + "  ", clusterCount);
       os << indent << "}\n";
       // Connect the group's operands to the body inputs and the body outputs to its results.
       for (size_t i = 0; i < node->numOperands(); ++i)
         if (node->operand(i))
-          os << indent << id(node->operand(i)) << " -> " << id(node->body()->input(i)) << " [style=dashed];\n";
+          os << indent << id(node->operand(i)) << " -> " << id(node->body()->input(i))
+             << " [style=dashed];\n";
       for (size_t i = 0; i < node->numResults(); ++i) {
         os << indent << id(node->result(i)) << " [shape=point];\n";
-        os << indent << id(node->body()->outputs()[i]) << " -> " << id(node->result(i)) << " [style=dashed];\n";
+        os << indent << id(node->body()->outputs()[i]) << " -> " << id(node->result(i))
+           << " [style=dashed];\n";
       }
       continue;
     }
     // A node is drawn once, under its first result's id; further results alias to it.
-    std::string nodeId = node->numResults() ? id(node->result(0)) : dotQuote("n:" + std::to_string(clusterCount++));
+    std::string nodeId =
+        node->numResults() ? id(node->result(0)) : dotQuote("n:" + std::to_string(clusterCount++));
     os << indent << nodeId << " [shape=box, label=" << dotQuote(label) << "];\n";
     for (size_t i = 1; i < node->numResults(); ++i)
       os << indent << id(node->result(i)) << " [shape=point];\n"
@@ -86,7 +95,8 @@ void dotGraph(const Graph& graph, const std::map<const Value*, std::string>& nam
   }
 }
 
-nlohmann::ordered_json graphJson(const Graph& graph, const std::map<const Value*, std::string>& names) {
+nlohmann::ordered_json graphJson(const Graph& graph,
+                                 const std::map<const Value*, std::string>& names) {
   nlohmann::ordered_json g;
   g["name"] = graph.name();
   g["inputs"] = nlohmann::ordered_json::array();
@@ -97,19 +107,24 @@ nlohmann::ordered_json graphJson(const Graph& graph, const std::map<const Value*
     nlohmann::ordered_json n;
     n["op"] = node->op();
     n["operands"] = nlohmann::ordered_json::array();
-    for (Value* v : node->operands()) n["operands"].push_back(v ? nlohmann::ordered_json(names.at(v)) : nullptr);
+    for (Value* v : node->operands())
+      n["operands"].push_back(v ? nlohmann::ordered_json(names.at(v)) : nullptr);
     n["results"] = nlohmann::ordered_json::array();
     for (Value* r : node->results())
       n["results"].push_back({{"name", names.at(r)}, {"type", r->type().str()}});
     n["attrs"] = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : node->attrs().values()) n["attrs"][key] = attributeStr(value);
+    for (const auto& [key, value] : node->attrs().values())
+      n["attrs"][key] = attributeStr(value);
     if (node->loc().known())
-      n["loc"] = {{"file", node->loc().file}, {"line", node->loc().line}, {"module", node->loc().module_path}};
+      n["loc"] = {{"file", node->loc().file},
+                  {"line", node->loc().line},
+                  {"module", node->loc().module_path}};
     if (node->hasBody()) n["body"] = graphJson(*node->body(), names);
     g["nodes"].push_back(std::move(n));
   }
   g["outputs"] = nlohmann::ordered_json::array();
-  for (Value* v : graph.outputs()) g["outputs"].push_back(names.at(v));
+  for (Value* v : graph.outputs())
+    g["outputs"].push_back(names.at(v));
   return g;
 }
 
@@ -118,17 +133,21 @@ nlohmann::ordered_json graphJson(const Graph& graph, const std::map<const Value*
 std::string exportDot(const Graph& graph) {
   auto names = printedNames(graph);
   std::ostringstream os;
-  os << "digraph " << dotQuote(graph.name()) << " {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
+  os << "digraph " << dotQuote(graph.name())
+     << " {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
   int clusters = 0;
   dotGraph(graph, names, os, "  ", clusters);
   for (size_t i = 0; i < graph.outputs().size(); ++i)
-    os << "  " << dotQuote("out:" + std::to_string(i)) << " [shape=ellipse, label="
-       << dotQuote("output " + std::to_string(i)) << "];\n  " << dotQuote("v:" + names.at(graph.outputs()[i]))
-       << " -> " << dotQuote("out:" + std::to_string(i)) << ";\n";
+    os << "  " << dotQuote("out:" + std::to_string(i))
+       << " [shape=ellipse, label=" << dotQuote("output " + std::to_string(i)) << "];\n  "
+       << dotQuote("v:" + names.at(graph.outputs()[i])) << " -> "
+       << dotQuote("out:" + std::to_string(i)) << ";\n";
   os << "}\n";
   return os.str();
 }
 
-std::string exportJson(const Graph& graph) { return graphJson(graph, printedNames(graph)).dump(2) + "\n"; }
+std::string exportJson(const Graph& graph) {
+  return graphJson(graph, printedNames(graph)).dump(2) + "\n";
+}
 
 } // namespace loupe

@@ -9,7 +9,7 @@
 namespace loupe {
 
 std::string exportDot(const Graph& graph);
-std::string exportJson(const Graph& graph); // pretty-printed, stable key order
+std::string exportJson(const Graph& graph);    // pretty-printed, stable key order
 std::string dotQuote(const std::string& text); // a dot string literal with escapes
 
 } // namespace loupe

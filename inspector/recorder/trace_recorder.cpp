@@ -7,8 +7,7 @@ namespace loupe {
 
 namespace {
 
-void appendNodes(const Graph& graph, const std::string& fusedGroup,
-                 std::vector<NodeRecord>& out) {
+void appendNodes(const Graph& graph, const std::string& fusedGroup, std::vector<NodeRecord>& out) {
   for (Node* node : graph.nodes()) {
     NodeRecord r;
     r.name = node->numResults() ? node->result(0)->name() : "";
@@ -19,7 +18,8 @@ void appendNodes(const Graph& graph, const std::string& fusedGroup,
       const TensorType& t = node->result(0)->tensorType();
       r.dtype = std::string(dtypeName(t.dtype));
       std::vector<std::string> dims;
-      for (const auto& d : t.shape) dims.push_back(d.str());
+      for (const auto& d : t.shape)
+        dims.push_back(d.str());
       r.shape = dims;
     }
     if (!node->loc().file.empty()) {
@@ -51,7 +51,8 @@ void TraceRecorder::writePass(PassInfo info, const Graph& graph) {
   PassRecord record{std::move(info), snapshotOf(graph)};
   int64_t passId = writer_.recordPass(compileId_, record);
   for (const Decision& d : pendingDecisions_)
-    writer_.recordDecision(passId, DecisionRecord{d.ordinal, d.kind, d.description, d.nodes, d.applied});
+    writer_.recordDecision(passId,
+                           DecisionRecord{d.ordinal, d.kind, d.description, d.nodes, d.applied});
   pendingDecisions_.clear();
 }
 
@@ -83,7 +84,9 @@ void TraceRecorder::runAfterPassFailed(const Pass& pass, const Graph& graph,
   writePass(std::move(info), graph);
 }
 
-void TraceRecorder::onDecision(const Decision& decision) { pendingDecisions_.push_back(decision); }
+void TraceRecorder::onDecision(const Decision& decision) {
+  pendingDecisions_.push_back(decision);
+}
 
 void TraceRecorder::onKernelChoice(const KernelChoice& choice) {
   KernelRecord r;

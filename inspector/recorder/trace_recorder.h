@@ -34,8 +34,8 @@ private:
 
   TraceWriter& writer_;
   int64_t compileId_;
-  int ordinal_ = 0;                     // passes recorded so far in this compile
-  int64_t nodesBefore_ = 0;             // of the pass in flight, for a failed pass's record
+  int ordinal_ = 0;                        // passes recorded so far in this compile
+  int64_t nodesBefore_ = 0;                // of the pass in flight, for a failed pass's record
   std::vector<Decision> pendingDecisions_; // made by the pass in flight, written with it
   std::optional<MemoryPlanRecord> plan_;   // as last recorded
 };

@@ -238,8 +238,8 @@ void TraceWriter::recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& p
     INSERT OR REPLACE INTO memory_plans (compile_id, arena_bytes, peak_bytes, measured_peak_bytes,
                                          arena_expr, peak_expr)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
-           compile_id, plan.arena_bytes, plan.peak_bytes, plan.measured_peak_bytes,
-           plan.arena_expr, plan.peak_expr);
+           compile_id, plan.arena_bytes, plan.peak_bytes, plan.measured_peak_bytes, plan.arena_expr,
+           plan.peak_expr);
 }
 
 void TraceWriter::recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats) {

@@ -121,7 +121,6 @@ TEST(SymExprTest, ParseFailuresCarryTheOffset) {
   }
 }
 
-
 // Dims come from untrusted files: arithmetic that leaves int64 is a clear error, not undefined
 // behaviour, and an expression cannot be made to grow without bound.
 TEST(SymExprLimits, OverflowIsAnErrorNotUndefinedBehaviour) {
