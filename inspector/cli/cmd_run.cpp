@@ -144,6 +144,14 @@ void printTensorSummary(const std::string& label, const Tensor& t) {
 } // namespace
 
 int runRun(const RunOptions& options) {
+  // Check the command line before reading anything: an unknown pass is a usage error.
+  for (const auto& pass : options.pipeline) {
+    try {
+      createPass(pass);
+    } catch (const Error& e) {
+      usageError(e.message());
+    }
+  }
   auto graphs = parseFile(options.file);
   if (graphs.empty()) throw Error("input", "no graph in " + options.file);
   Graph& graph = *graphs.front();
