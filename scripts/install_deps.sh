@@ -13,7 +13,10 @@ APT_PACKAGES=(
   llvm-14-tools           # FileCheck for lit tests
   clang-format            # formatting check
 )
-PIP_PACKAGES=(lit cmake ninja numpy)
+# torch is pinned and installed first: an unpinned torch (or a package that depends on it,
+# installed before it) would make pip resolve the newest CUDA build, several GB.
+TORCH_SPEC=${LOUPE_TORCH_SPEC:-torch==2.13.0}
+PIP_PACKAGES=(lit cmake ninja numpy pytest nanobind scikit-build-core transformers)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -27,6 +30,10 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
+  echo "install_deps: pip install $TORCH_SPEC"
+  "$PYTHON" -m pip install -q "$TORCH_SPEC"
+fi
 pip_missing=()
 for p in "${PIP_PACKAGES[@]}"; do
   "$PYTHON" -m pip show -q "$p" >/dev/null 2>&1 || pip_missing+=("$p")

@@ -8,6 +8,24 @@ std::string Device::str() const {
   return kind == Kind::CPU ? "cpu" : "cuda:" + std::to_string(index);
 }
 
+bool TensorType::isContiguous() const {
+  if (!strides) return true;
+  SymExpr expected(1);
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == SymExpr(1)) continue;
+    if (!((*strides)[i] == expected)) return false;
+    expected = expected * shape[i];
+  }
+  return true;
+}
+
+bool TensorType::sameStrides(const TensorType& a, const TensorType& b) {
+  Shape sa = a.effectiveStrides(), sb = b.effectiveStrides();
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    if (!(a.shape[i] == SymExpr(1)) && !(sa[i] == sb[i])) return false;
+  return true;
+}
+
 TensorType TensorType::withShape(Shape newShape) const {
   TensorType t;
   t.dtype = dtype;

@@ -27,14 +27,17 @@ struct TensorType {
 
   size_t rank() const { return shape.size(); }
   Shape effectiveStrides() const { return strides ? *strides : contiguousStrides(shape); }
-  bool isContiguous() const { return !strides || *strides == contiguousStrides(shape); }
+  // As in torch, the stride of a size-1 dim never matters: [1,8]<strides=[256,1]> is contiguous.
+  bool isContiguous() const;
   TensorType withShape(Shape newShape) const; // contiguous, same dtype and device
   TensorType withDType(DType newDType) const;
-  // Explicit strides equal to the contiguous ones compare equal to no strides (and print alike).
+  // Contiguous strides compare equal to no strides (and print alike); otherwise strides are
+  // compared on the dims whose size is not 1.
   friend bool operator==(const TensorType& a, const TensorType& b) {
     return a.dtype == b.dtype && a.shape == b.shape && a.device == b.device &&
-           a.isContiguous() == b.isContiguous() && (a.isContiguous() || *a.strides == *b.strides);
+           a.isContiguous() == b.isContiguous() && (a.isContiguous() || sameStrides(a, b));
   }
+  static bool sameStrides(const TensorType& a, const TensorType& b);
 };
 
 class Type {

@@ -182,7 +182,9 @@ std::vector<Type> inferConvolutionBackward(const std::vector<const Type*>& opera
   if (gradOut.shape != out)
     throw Error("shape", op + ": grad_output has shape [" + shapeStr(gradOut.shape) +
                              "], the convolution produces [" + shapeStr(out) + "]");
-  if (!attrs.isNone("bias_sizes") && attrs.getDims("bias_sizes") != channelShape(weight))
+  // bias_sizes [0] is how aot_autograd says "the convolution had no bias".
+  if (!attrs.isNone("bias_sizes") && attrs.getDims("bias_sizes") != IntList{SymExpr(0)} &&
+      attrs.getDims("bias_sizes") != channelShape(weight))
     throw Error("shape", op + ": bias_sizes [" + shapeStr(attrs.getDims("bias_sizes")) +
                              "] must be [" + weight.shape[0].str() + "]");
   if (attrs.getBools("output_mask").size() != 3)

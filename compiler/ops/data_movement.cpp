@@ -174,16 +174,27 @@ OpInfo stackOp() {
 
 // ---- clone and copy -----------------------------------------------------------------------------
 
-OpInfo cloneOp() {
-  OpInfo info = dataOp("aten.clone", {{"self"}}, {{"memory_format", NoneAttr{}}},
-                       "a contiguous copy (memory_format is not modelled)");
-  info.infer = [](const std::vector<const Type*>& operands, const AttrMap&) {
-    const TensorType& self = tensorOperand(operands, 0, "aten.clone");
+// A contiguous copy of self with its shape and dtype: clone, and lift_fresh_copy (which torch
+// emits when a tensor literal built in the model, e.g. torch.tensor(...), enters the graph).
+OpInfo contiguousCopyOp(const std::string& name, std::vector<AttrSpec> attrs,
+                        const std::string& summary) {
+  OpInfo info = dataOp(name, {{"self"}}, std::move(attrs), summary);
+  info.infer = [name](const std::vector<const Type*>& operands, const AttrMap&) {
+    const TensorType& self = tensorOperand(operands, 0, name);
     return std::vector<Type>{self.withShape(self.shape)};
   };
   info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap&,
                       std::vector<Tensor>& outputs) { outputs[0].copyFrom(*inputs[0]); };
   return info;
+}
+
+OpInfo cloneOp() {
+  return contiguousCopyOp("aten.clone", {{"memory_format", NoneAttr{}}},
+                          "a contiguous copy (memory_format is not modelled)");
+}
+
+OpInfo liftFreshCopyOp() {
+  return contiguousCopyOp("aten.lift_fresh_copy", {}, "a contiguous copy of a tensor constant");
 }
 
 OpInfo copyOp() {
@@ -455,8 +466,9 @@ OpInfo viewBackwardOp(std::string name, std::string forward, std::vector<AttrSpe
 } // namespace
 
 void registerDataMovementOps(OpRegistry& registry) {
-  for (OpInfo (*make)() : {catOp, stackOp, cloneOp, copyOp, indexSelectOp, gatherOp, scatterAddOp,
-                           embeddingOp, embeddingDenseBackwardOp, constantPadOp})
+  for (OpInfo (*make)() :
+       {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp, gatherOp, scatterAddOp,
+        embeddingOp, embeddingDenseBackwardOp, constantPadOp})
     registry.add(make());
   registry.add(viewBackwardOp("aten.slice_backward", "aten.slice.Tensor",
                               {{"dim", {}}, {"start", {}}, {"end", {}}, {"step", {}}}));

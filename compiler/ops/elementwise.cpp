@@ -1,11 +1,14 @@
 // Pointwise aten ops: arithmetic and comparisons (tensor and Python-scalar overloads), unary
-// math, the pointwise backward ops aot_autograd emits, and dtype conversions.
+// math, the pointwise backward ops aot_autograd emits, dropout, and dtype conversions.
 //
 // Every op is a formula written twice, side by side: a scalar expression template for
 // generated kernels (see expandScalarTemplate) and a double-precision function for the
 // reference. Keeping the two on one line of a table is what keeps them the same formula.
+#include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <numbers>
+#include <random>
 
 #include "compiler/ir/error.h"
 #include "compiler/ops/graph_builder.h"
@@ -598,6 +601,82 @@ void addActivationBackwards(OpRegistry& registry) {
     addPointwise(registry, op);
 }
 
+// true_divide is div's older name, still produced when `/` divides by a tensor derived from a
+// symbolic size; it is the same op, so it shares div's formula rather than restating it.
+void addTrueDivide(OpRegistry& registry, const std::vector<BinaryOp>& binaries) {
+  auto div = std::find_if(binaries.begin(), binaries.end(),
+                          [](const BinaryOp& op) { return op.tensorName == "aten.div.Tensor"; });
+  BinaryOp trueDivide = *div;
+  trueDivide.tensorName = "aten.true_divide.Tensor";
+  trueDivide.scalarName.clear();
+  addBinary(registry, trueDivide);
+}
+
+// ---- dropout
+//
+// The mask comes from one process-wide generator with a fixed seed: a run is reproducible and
+// each call draws a fresh mask, but the masks are not torch's (a different generator), so
+// results equal eager only when dropout is off (p == 0 or train == false). native_dropout is
+// impure: CSE must not merge two draws, nor DCE drop one (it advances the generator).
+
+std::mt19937_64& dropoutGenerator(std::unique_lock<std::mutex>& lock) {
+  static std::mutex mutex;
+  static std::mt19937_64 generator(0x5eed);
+  lock = std::unique_lock(mutex);
+  return generator;
+}
+
+void addDropout(OpRegistry& registry) {
+  OpInfo info;
+  info.name = "aten.native_dropout";
+  info.kind = OpKind::Other;
+  info.operands = {{"input"}};
+  info.attrs = {{"p", std::nullopt}, {"train", NoneAttr{}}};
+  info.pure = false;
+  info.summary = "input with elements zeroed with probability p and the rest scaled by 1/(1-p), "
+                 "and the bool mask of kept elements (seeded generator: masks differ from torch)";
+  info.infer = [](const std::vector<const Type*>& operands, const AttrMap&) {
+    const TensorType& input = tensorOperand(operands, 0, "aten.native_dropout");
+    if (!isFloating(input.dtype))
+      throw Error("dtype",
+                  "aten.native_dropout: input must be floating point, got " + Type(input).str());
+    return std::vector<Type>{input.withShape(input.shape),
+                             input.withShape(input.shape).withDType(DType::Bool)};
+  };
+  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                      std::vector<Tensor>& outputs) {
+    const double p = attrs.getFloat("p");
+    // torch treats an absent `train` as training
+    const bool train = attrs.isNone("train") || attrs.getBool("train");
+    std::unique_lock<std::mutex> lock;
+    std::mt19937_64& generator = dropoutGenerator(lock);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    const Tensor& input = *inputs[0];
+    for (int64_t i = 0; i < input.numel(); ++i) {
+      const bool keep = !train || uniform(generator) >= p;
+      outputs[0].set(i, keep ? (train ? input.at(i) / (1 - p) : input.at(i)) : 0.0);
+      outputs[1].set(i, keep ? 1.0 : 0.0);
+    }
+  };
+  registry.add(std::move(info));
+
+  addPointwise(registry, {"aten.native_dropout_backward",
+                          {{"grad_output"}, {"mask"}},
+                          {{"scale", std::nullopt}},
+                          "grad_output * mask * scale",
+                          [](const Operands& operands, const AttrMap&) {
+                            if (operands[1]->dtype != DType::Bool)
+                              throw Error("dtype",
+                                          "aten.native_dropout_backward: mask must be bool, got " +
+                                              std::string(dtypeName(operands[1]->dtype)));
+                            return operands[0]->dtype;
+                          },
+                          fixed("($1 ? $0 * @scale : $T(0))"),
+                          [](const double* x, const AttrMap& a) {
+                            return x[1] != 0 ? x[0] * a.getFloat("scale") : 0.0;
+                          }});
+}
+
 // ---- selection: where, masked_fill
 
 void addSelection(OpRegistry& registry) {
@@ -712,8 +791,10 @@ void addConversions(OpRegistry& registry) {
 } // namespace
 
 void registerElementwiseOps(OpRegistry& registry) {
-  for (const BinaryOp& op : binaryOps())
+  const std::vector<BinaryOp> binaries = binaryOps();
+  for (const BinaryOp& op : binaries)
     addBinary(registry, op);
+  addTrueDivide(registry, binaries);
   addDivWithRoundingMode(registry);
   for (const UnaryOp& op : unaryOps())
     addUnary(registry, op);
@@ -721,6 +802,7 @@ void registerElementwiseOps(OpRegistry& registry) {
   addGelu(registry);
   addClamps(registry);
   addActivationBackwards(registry);
+  addDropout(registry);
   addSelection(registry);
   addRsub(registry);
   addConversions(registry);

@@ -504,9 +504,11 @@ std::vector<Type> inferBatchNormBackward(const std::vector<const Type*>& operand
   const TensorType& input = tensorOperand(operands, 1, op);
   expectShape(gradOut, input.shape, op, "grad_out");
   SymExpr c = channels(input, op);
-  checkPerChannel(operands, 2, 6, c, op);
-  auto present = [&](size_t i) { return i < operands.size() && operands[i] != nullptr; };
   bool train = attrs.getBool("train");
+  // In inference torch passes the empty save_mean/save_invstd of
+  // _native_batch_norm_legit_no_training: they are unused, so their shape is not checked.
+  checkPerChannel(operands, 2, train ? 6 : 4, c, op);
+  auto present = [&](size_t i) { return i < operands.size() && operands[i] != nullptr; };
   if (train ? !(present(5) && present(6)) : !(present(3) && present(4)))
     throw Error("shape",
                 std::string(op) + (train ? ": training needs save_mean and save_invstd"

@@ -131,7 +131,12 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
     if (choice && choice->kind == KernelKind::Generated) {
       step.kind = StepKind::Generated;
       step.signature = describeCpuKernel(*node, registry_);
-      generated.push_back(generateCpuKernel(*node, step.kernel, registry_));
+      // The plan's source is what the trace shows, so that is what runs; it was generated with
+      // the built-in ops, so a custom registry regenerates it.
+      if (!choice->source.empty() && !options_.registry)
+        generated.push_back({cpuKernelEntry(step.kernel), choice->source});
+      else
+        generated.push_back(generateCpuKernel(*node, step.kernel, registry_));
     } else if (choice && choice->kind == KernelKind::Library &&
                hasCpuLibraryKernel(*node, nullptr)) {
       step.kind = StepKind::Library;

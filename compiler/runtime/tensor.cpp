@@ -49,6 +49,14 @@ Tensor Tensor::borrow(void* data, DType dtype, std::vector<int64_t> shape,
   t.dtype_ = dtype;
   t.strides_ = strides.empty() && !shape.empty() ? contiguousStrides(shape) : std::move(strides);
   t.shape_ = std::move(shape);
+  // torch gives empty tensors a null data pointer; an empty tensor is still a defined tensor,
+  // so it borrows a placeholder address that is never read.
+  static char emptyPlaceholder;
+  if (!data) {
+    if (t.numel() != 0)
+      throw Error("runtime", "cannot borrow " + t.describe() + " from a null data pointer");
+    data = &emptyPlaceholder;
+  }
   t.storage_ = std::shared_ptr<void>(data, [](void*) {});
   return t;
 }

@@ -256,6 +256,12 @@ void TraceWriter::recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph
            toJsonText(graph_break.user_stack), timestampOrNow(graph_break.created_at));
 }
 
+int64_t TraceWriter::markGuardFailed(int64_t compile_id, std::string_view kind,
+                                     std::string_view expr) {
+  return db_->run("UPDATE guards SET failed = 1 WHERE compile_id = ?1 AND kind = ?2 AND expr = ?3",
+                  compile_id, std::string(kind), std::string(expr));
+}
+
 void TraceWriter::recordGuard(int64_t compile_id, const GuardRecord& guard) {
   db_->run(R"sql(
     INSERT INTO guards (compile_id, kind, expr, user_stack, failed) VALUES (?1, ?2, ?3, ?4, ?5))sql",

@@ -52,6 +52,9 @@ public:
 
   void recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break);
   void recordGuard(int64_t compile_id, const GuardRecord& guard);
+  // Dynamo reports a failed guard on a later call, after the guard was recorded: marks the
+  // compile's guards with this kind and expression failed. Returns how many rows changed.
+  int64_t markGuardFailed(int64_t compile_id, std::string_view kind, std::string_view expr);
   void recordRecompile(int64_t compile_id, const RecompileRecord& recompile);
   void recordWarning(int64_t run_id, const WarningRecord& warning);
 

@@ -1,5 +1,6 @@
 // The executable end to end on small hand-built graphs: library, generated, view, reference and
 // fallback steps; symbol binding; outputs that alias inputs; check mode.
+#include "compiler/ir/parser.h"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,6 +96,21 @@ TEST(Executable, AnEmptyPlanRunsEverythingThroughReferences) {
     EXPECT_NEAR(out[0].at(i), expected[i], 1e-5);
   for (const auto& [name, stats] : executable.stats().kernels)
     EXPECT_EQ(stats.implementation.rfind("generated", 0), std::string::npos) << name;
+}
+
+// torch hands over empty tensors with a null data pointer (a lifted `torch.tensor([])`): they
+// are defined tensors all the same, and ops on them run.
+TEST(Executable, EmptyBorrowedTensorsWithANullDataPointerRun) {
+  auto graph = parseGraph(R"(graph @g(%x: f32[0]) -> (f32[0]) {
+  %y = aten.lift_fresh_copy(%x) : f32[0]
+  return %y
+})");
+  Executable executable(*graph, Plan{}, testOptions());
+  std::vector<Tensor> out = executable.run({Tensor::borrow(nullptr, DType::F32, {0})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].defined());
+  EXPECT_EQ(out[0].numel(), 0);
+  EXPECT_THROW(Tensor::borrow(nullptr, DType::F32, {2}), Error);
 }
 
 TEST(Executable, NamesTheInputAndDimThatContradictTheBinding) {

@@ -42,6 +42,7 @@ TEST(DataMovementInference, ResultsAreContiguous) {
   SymExpr s0 = sym("s0");
   TensorType transposed = tensorType({4, s0}, DType::F16, Shape{1, 4});
   EXPECT_EQ(inferOne("aten.clone", {transposed}).str(), "f16[4,s0]");
+  EXPECT_EQ(inferOne("aten.lift_fresh_copy", {transposed}).str(), "f16[4,s0]");
   EXPECT_EQ(inferOne("aten.copy", {tensorType({s0, 3}), tensorType({3}, DType::F64)}).str(),
             "f32[s0,3]");
   errorMessage([&] { inferOne("aten.copy", {tensorType({3}), tensorType({2, 3})}); });
@@ -137,6 +138,9 @@ TEST(DataMovementReference, CloneAndCopy) {
   Tensor cloned = runOne("aten.clone", {&transposed});
   EXPECT_TRUE(cloned.isContiguous());
   EXPECT_EQ(cloned.toDoubles(), (Values{0, 3, 1, 4, 2, 5}));
+  Tensor lifted = runOne("aten.lift_fresh_copy", {&transposed});
+  EXPECT_TRUE(lifted.isContiguous());
+  EXPECT_EQ(lifted.toDoubles(), (Values{0, 3, 1, 4, 2, 5}));
   Tensor self = Tensor::zeros(DType::I32, {2, 3});
   Tensor src = Tensor::fromDoubles({1.5, -2.5, 3}, DType::F64, {3});
   Tensor copied = runOne("aten.copy", {&self, &src});

@@ -257,6 +257,69 @@ TEST(SelectionOps, WhereAndMaskedFill) {
                Error);
 }
 
+TEST(BinaryOps, TrueDivideIsDivisionPromotingIntegersToFloat) {
+  Tensor a = values({1, 7, -3}, DType::I64), b = values({2, 2, 4}, DType::I64);
+  Tensor quotient = runOne("aten.true_divide.Tensor", {a, b});
+  EXPECT_EQ(quotient.dtype(), DType::F32);
+  expectValues(quotient, {0.5, 3.5, -0.75});
+  // As in torch, a 0-d operand of the same category does not widen the result.
+  EXPECT_EQ(inferOne("aten.true_divide.Tensor",
+                     {tensorType(DType::F32, {s0, 4}), tensorType(DType::F64, {})})
+                .str(),
+            "f32[s0,4]");
+}
+
+TEST(Dropout, InferenceGivesTheOutputAndABoolMask) {
+  std::vector<Type> results = infer("aten.native_dropout", {tensorType(DType::F32, {s0, 8})},
+                                    attrs({{"p", 0.1}, {"train", true}}));
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].str(), "f32[s0,8]");
+  EXPECT_EQ(results[1].str(), "bool[s0,8]");
+  EXPECT_THROW(infer("aten.native_dropout", {tensorType(DType::I64, {4})}, attrs({{"p", 0.1}})),
+               Error);
+  // Random draws must survive CSE and DCE; the backward is an ordinary pointwise op.
+  EXPECT_FALSE(op("aten.native_dropout").pure);
+  EXPECT_TRUE(op("aten.native_dropout_backward").pure);
+}
+
+TEST(Dropout, KeepsAboutOneMinusPScaledAndReportsTheMask) {
+  const int64_t n = 4000;
+  Tensor x = Tensor::fromDoubles(std::vector<double>(n, 3.0), DType::F32, {n});
+  std::vector<Tensor> first = run("aten.native_dropout", {x}, attrs({{"p", 0.25}}));
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = first[1].at(i) != 0;
+    kept += keep;
+    EXPECT_NEAR(first[0].at(i), keep ? 3.0 / 0.75 : 0.0, 1e-6) << "element " << i;
+  }
+  EXPECT_NEAR(static_cast<double>(kept) / n, 0.75, 0.05);
+  // Each call draws a new mask.
+  std::vector<Tensor> second = run("aten.native_dropout", {x}, attrs({{"p", 0.25}}));
+  EXPECT_NE(first[1].toDoubles(), second[1].toDoubles());
+}
+
+TEST(Dropout, EvaluationAndCertainDropAreExact) {
+  Tensor x = values({1.5, -2, 0.25});
+  std::vector<Tensor> off = run("aten.native_dropout", {x}, attrs({{"p", 0.5}, {"train", false}}));
+  expectValues(off[0], {1.5, -2, 0.25});
+  expectValues(off[1], {1, 1, 1});
+  std::vector<Tensor> all = run("aten.native_dropout", {x}, attrs({{"p", 1.0}, {"train", true}}));
+  expectValues(all[0], {0, 0, 0});
+  expectValues(all[1], {0, 0, 0});
+}
+
+TEST(Dropout, BackwardScalesTheKeptGradients) {
+  Tensor grad = values({1, 2, 3, 4}, DType::F32, {2, 2});
+  Tensor mask = values({1, 0}, DType::Bool, {2});
+  Tensor dx = runOne("aten.native_dropout_backward", {grad, mask}, attrs({{"scale", 2.0}}));
+  EXPECT_EQ(dx.dtype(), DType::F32);
+  expectValues(dx, {2, 0, 6, 0});
+  EXPECT_THROW(inferOne("aten.native_dropout_backward",
+                        {tensorType(DType::F32, {4}), tensorType(DType::F32, {4})},
+                        attrs({{"scale", 2.0}})),
+               Error);
+}
+
 TEST(UnaryOps, ClampFamily) {
   Tensor x = values({-3, -0.5, 0.5, 3, NAN});
   expectValues(runOne("aten.clamp", {x}, attrs({{"min", -1.0}, {"max", 1.0}})),

@@ -147,5 +147,19 @@ TEST(Convolution, BackwardMaskedResultsAreZerosOfTheRightShape) {
   EXPECT_THROW(infer("aten.convolution_backward", {&wrongGrad, &input, &weight}, a), Error);
 }
 
+// aot_autograd passes bias_sizes=[0] for a convolution without bias; any other mismatch is an
+// error.
+TEST(Convolution, BackwardAcceptsBiasSizesZeroForNoBias) {
+  AttrMap a = convAttrs(ints({1}), ints({0}), ints({1}), 1);
+  a.set("output_mask", BoolList{true, true, false});
+  Type grad = tensorType({1, 3, 2, 2}), input = tensorType({1, 2, 4, 4}),
+       weight = tensorType({3, 2, 3, 3});
+  a.set("bias_sizes", ints({0}));
+  auto types = infer("aten.convolution_backward", {&grad, &input, &weight}, a);
+  EXPECT_EQ(types[2], tensorType({3}));
+  a.set("bias_sizes", ints({5}));
+  EXPECT_THROW(infer("aten.convolution_backward", {&grad, &input, &weight}, a), Error);
+}
+
 } // namespace
 } // namespace loupe::testing

@@ -257,6 +257,23 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
   }
 }
 
+TEST(BatchNorm, InferenceBackwardAcceptsTheEmptySavedStatsOfEvalMode) {
+  // _native_batch_norm_legit_no_training returns [0]-shaped save_mean/save_invstd, and the
+  // backward of an eval-mode batch norm receives them.
+  SymExpr s0 = SymExpr::symbol("s0");
+  Type x = tensorType({s0, 4, 5}), perChannel = tensorType({4}), empty = tensorType({0});
+  AttrMap a = attrs({{"eps", 1e-5}, {"output_mask", BoolList{true, true, true}}});
+  a.set("train", false);
+  auto types = infer("aten.native_batch_norm_backward",
+                     {&x, &x, &perChannel, &perChannel, &perChannel, &empty, &empty}, a);
+  EXPECT_EQ(types[0].str(), "f32[s0,4,5]");
+  EXPECT_EQ(types[1].str(), "f32[4]");
+  a.set("train", true);
+  EXPECT_THROW(infer("aten.native_batch_norm_backward",
+                     {&x, &x, &perChannel, &perChannel, &perChannel, &empty, &empty}, a),
+               Error);
+}
+
 // ---- decompositions
 
 // Builds `name` over fresh inputs, replaces it with its decomposition, and evaluates the

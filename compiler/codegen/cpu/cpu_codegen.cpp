@@ -7,6 +7,7 @@
 // loads, stores and type conversions around them.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -21,6 +22,14 @@ namespace {
 
 // Operand dims of size 1 that index no iteration dim (kept reduced dims with keepdim=true).
 constexpr size_t kNoIterationDim = std::numeric_limits<size_t>::max();
+
+// Below this many elements a kernel runs on one thread: starting a parallel region costs a few
+// microseconds, more than small kernels take.
+constexpr int64_t kParallelThreshold = 32768;
+
+// Independent partial accumulators in a contiguous reduction: enough for two AVX2 registers of
+// doubles, so the loop neither waits on one accumulator nor reassociates it.
+constexpr int kLanes = 8;
 
 struct Unsupported {
   std::string why;
@@ -433,11 +442,19 @@ private:
     return s.empty() ? "0" : s;
   }
 
+  // How the loop body reaches element (i0, ..., ik) of operand p: through its strides, or
+  // through a row pointer when the innermost dim is contiguous (see emitInnerLoop).
+  using Addressing = std::function<std::string(size_t operand)>;
+
+  Addressing strided(const std::vector<size_t>& dims) const {
+    return [this, dims](size_t p) { return "p" + std::to_string(p) + "[" + offset(p, dims) + "]"; };
+  }
+
   // Opens one loop per dim; the first `parallel` of them collapsed into one OpenMP loop.
   void openLoops(const std::vector<size_t>& dims, bool parallel) {
     if (parallel && !dims.empty())
-      line("#pragma omp parallel for collapse(" + std::to_string(dims.size()) +
-           ") if (total > 32768)");
+      line("#pragma omp parallel for collapse(" + std::to_string(dims.size()) + ") if (total > " +
+           std::to_string(kParallelThreshold) + ")");
     for (size_t d : dims) {
       std::string i = "i" + std::to_string(d);
       line("for (int64_t " + i + " = 0; " + i + " < n[" + std::to_string(d) + "]; ++" + i + ")");
@@ -451,7 +468,7 @@ private:
     line("}");
   }
 
-  void emitLoads(Space space, const std::vector<size_t>& dims) {
+  void emitLoads(Space space, const Addressing& element) {
     for (size_t i = 0; i < group_.inputs.size(); ++i) {
       const Value* value = group_.inputs[i];
       auto found = group_.space.find(value);
@@ -459,7 +476,7 @@ private:
       names_[value] = "x" + std::to_string(i);
       DType dtype = value->tensorType().dtype;
       line("const " + computeType(dtype) + " " + names_[value] + " = " +
-           loadExpr(dtype, "p" + std::to_string(i) + "[" + offset(i, dims) + "]") + ";");
+           loadExpr(dtype, element(i)) + ";");
     }
   }
 
@@ -485,23 +502,140 @@ private:
     }
   }
 
-  void emitStores(const std::vector<size_t>& dims) {
+  void emitStores(const Addressing& element) {
     size_t base = group_.inputs.size();
-    for (size_t i = 0; i < group_.outputs.size(); ++i) {
-      const Value* value = group_.outputs[i];
-      line("p" + std::to_string(base + i) + "[" + offset(base + i, dims) +
-           "] = " + storeExpr(value->tensorType().dtype, names_.at(value)) + ";");
+    for (size_t i = 0; i < group_.outputs.size(); ++i)
+      line(element(base + i) + " = " +
+           storeExpr(group_.outputs[i]->tensorType().dtype, names_.at(group_.outputs[i])) + ";");
+  }
+
+  // Operands the innermost loop touches: the full-space inputs, and the outputs when they are
+  // written in the same loop (pointwise kernels).
+  std::vector<size_t> innerOperands(bool withOutputs) const {
+    std::vector<size_t> operands;
+    for (size_t i = 0; i < group_.inputs.size(); ++i)
+      if (auto found = group_.space.find(group_.inputs[i]);
+          found != group_.space.end() && found->second == Space::Full)
+        operands.push_back(i);
+    if (withOutputs)
+      for (size_t i = 0; i < group_.outputs.size(); ++i)
+        operands.push_back(group_.inputs.size() + i);
+    return operands;
+  }
+
+  const Value* operandValue(size_t p) const {
+    return p < group_.inputs.size() ? group_.inputs[p] : group_.outputs[p - group_.inputs.size()];
+  }
+
+  // The stride operand p must have along the innermost dim for the contiguous path: 0 when it
+  // is broadcast along it (statically: it does not reach that dim, or has size 1 there), else 1.
+  bool broadcastAlongInnermost(size_t p) const {
+    const Value* value = operandValue(p);
+    size_t last = group_.iterationShape.size() - 1;
+    std::vector<size_t> dims = operandDims(group_, value);
+    if (dims.empty() || dims.back() != last) return true;
+    return value->tensorType().shape.back() == SymExpr(1) &&
+           group_.iterationShape[last] != SymExpr(1);
+  }
+
+  // Declares `contiguous`: whether every operand in `operands` moves by its expected stride
+  // along the innermost dim (a single-element innermost dim makes any stride fine).
+  void declareContiguity(const std::vector<size_t>& operands) {
+    std::string last = std::to_string(group_.iterationShape.size() - 1);
+    std::string condition = "n[" + last + "] <= 1";
+    std::string all;
+    for (size_t p : operands)
+      all += (all.empty() ? "" : " && ") + ("s" + std::to_string(p) + "[" + last + "] == ") +
+             (broadcastAlongInnermost(p) ? "0" : "1");
+    line("const bool contiguous = " + condition + (all.empty() ? "" : " || (" + all + ")") + ";");
+  }
+
+  // Declares one restrict-qualified row pointer per operand, at the start of the current row
+  // (innermost index 0), and returns the addressing through them at innermost index `index`.
+  Addressing declareRows(const std::vector<size_t>& operands, const std::vector<size_t>& outer,
+                         const std::string& index) {
+    for (size_t p : operands) {
+      std::string i = std::to_string(p);
+      bool input = p < group_.inputs.size();
+      line(std::string(input ? "const " : "") + storageType(operandValue(p)->tensorType().dtype) +
+           "* __restrict r" + i + " = p" + i + " + " + offset(p, outer) + ";");
     }
+    return [this, index](size_t p) {
+      return "r" + std::to_string(p) + "[" + (broadcastAlongInnermost(p) ? "0" : index) + "]";
+    };
+  }
+
+  // Emits `body` twice around the innermost dim: over row pointers when `contiguous`, which
+  // the compiler vectorises, and through the strides otherwise. Names bound by a body are
+  // local to it.
+  void
+  emitInnerLoop(const std::vector<size_t>& operands, const std::vector<size_t>& outer,
+                const std::function<void(const Addressing& fast, const std::string& index)>& fast,
+                const std::function<void()>& general) {
+    auto scoped = [this](const std::function<void()>& emitBody) {
+      auto names = names_;
+      ++indent_;
+      emitBody();
+      --indent_;
+      names_ = std::move(names);
+    };
+    line("if (contiguous) {");
+    scoped([&] {
+      std::string last = "i" + std::to_string(group_.iterationShape.size() - 1);
+      fast(declareRows(operands, outer, last), last);
+    });
+    line("} else {");
+    scoped(general);
+    line("}");
   }
 
   void emitPointwise() {
     std::vector<size_t> all;
     for (size_t d = 0; d < group_.iterationShape.size(); ++d)
       all.push_back(d);
-    openLoops(all, true);
-    emitLoads(Space::Full, all);
-    emitNodes(Space::Full);
-    emitStores(all);
+    if (all.empty()) {
+      openLoops(all, false);
+      emitLoads(Space::Full, strided(all));
+      emitNodes(Space::Full);
+      emitStores(strided(all));
+      closeLoops();
+      return;
+    }
+    std::vector<size_t> outer(all.begin(), all.end() - 1);
+    std::vector<size_t> operands = innerOperands(true);
+    declareContiguity(operands);
+    openLoops(outer, true);
+    // Without outer dims the innermost loop is the one to share between threads.
+    std::string threshold = " if (total > " + std::to_string(kParallelThreshold) + ")";
+    std::string parallel = "#pragma omp parallel for" + threshold;
+    std::string vectorised = outer.empty() ? "#pragma omp parallel for simd" + threshold
+                                           : std::string("#pragma omp simd");
+    auto body = [&](const Addressing& element) {
+      emitLoads(Space::Full, element);
+      emitNodes(Space::Full);
+      emitStores(element);
+    };
+    std::string last = std::to_string(all.back());
+    std::string innerLoop =
+        "for (int64_t i" + last + " = 0; i" + last + " < n[" + last + "]; ++i" + last + ") {";
+    emitInnerLoop(
+        operands, outer,
+        [&](const Addressing& fast, const std::string&) {
+          line(vectorised);
+          line(innerLoop);
+          ++indent_;
+          body(fast);
+          --indent_;
+          line("}");
+        },
+        [&] {
+          if (outer.empty()) line(parallel);
+          line(innerLoop);
+          ++indent_;
+          body(strided(all));
+          --indent_;
+          line("}");
+        });
     closeLoops();
   }
 
@@ -524,22 +658,76 @@ private:
     DType accumulate =
         isFloating(reduction.operand(0)->tensorType().dtype) ? DType::F64 : DType::I64;
     std::string accType = computeType(accumulate);
+    auto accumulateInto = [&](const std::string& acc, const Addressing& element) {
+      emitLoads(Space::Full, element);
+      emitNodes(Space::Full);
+      line(acc + " = " + recipe.combine(acc, operandAs(reduction.operand(0), accumulate)) + ";");
+    };
 
+    bool innermostReduced = !all.empty() && (kept.empty() || kept.back() != all.back());
+    std::vector<size_t> operands = innerOperands(false);
+    if (innermostReduced) declareContiguity(operands);
     openLoops(kept, true);
     line(accType + " acc = " + recipe.init(accumulate) + ";");
-    openLoops(group_.reducedDims, false);
-    emitLoads(Space::Full, all);
-    emitNodes(Space::Full);
-    line("acc = " + recipe.combine("acc", operandAs(reduction.operand(0), accumulate)) + ";");
-    closeLoops();
+    if (innermostReduced) {
+      std::vector<size_t> outerReduced(group_.reducedDims.begin(), group_.reducedDims.end() - 1);
+      std::vector<size_t> outer(all.begin(), all.end() - 1);
+      openLoops(outerReduced, false);
+      std::string last = std::to_string(all.back());
+      emitInnerLoop(
+          operands, outer,
+          [&](const Addressing& fast, const std::string& index) {
+            // kLanes independent partial results, so the loop vectorises without reassociating
+            // one accumulator; the recipe's combine is associative (it also merges the lanes).
+            std::string lanes = std::to_string(kLanes);
+            line(accType + " lane[" + lanes + "];");
+            line("for (int l = 0; l < " + lanes + "; ++l) lane[l] = " + recipe.init(accumulate) +
+                 ";");
+            line("int64_t " + index + " = 0;");
+            line("for (; " + index + " + " + lanes + " <= n[" + last + "]; " + index +
+                 " += " + lanes + ") {");
+            ++indent_;
+            line("#pragma omp simd");
+            line("for (int l = 0; l < " + lanes + "; ++l) {");
+            ++indent_;
+            auto names = names_;
+            accumulateInto("lane[l]", [&](size_t p) {
+              std::string element = fast(p);
+              return element.substr(0, element.size() - 1) +
+                     (element.ends_with("[0]") ? "]" : " + l]");
+            });
+            names_ = names;
+            --indent_;
+            line("}");
+            --indent_;
+            line("}");
+            line("for (int l = 0; l < " + lanes +
+                 "; ++l) acc = " + recipe.combine("acc", "lane[l]") + ";");
+            line("for (; " + index + " < n[" + last + "]; ++" + index + ") {");
+            ++indent_;
+            accumulateInto("acc", fast);
+            --indent_;
+            line("}");
+          },
+          [&] {
+            openLoops({all.back()}, false);
+            accumulateInto("acc", strided(all));
+            closeLoops();
+          });
+      closeLoops();
+    } else {
+      openLoops(group_.reducedDims, false);
+      accumulateInto("acc", strided(all));
+      closeLoops();
+    }
     std::string result = "v" + std::to_string(counter_++);
     std::string type = computeType(reduction.result()->tensorType().dtype);
     line("const " + type + " " + result + " = static_cast<" + type + ">(" +
          recipe.finalize("acc", "count") + ");");
     names_[reduction.result()] = result;
-    emitLoads(Space::Kept, kept);
+    emitLoads(Space::Kept, strided(kept));
     emitNodes(Space::Kept);
-    emitStores(kept);
+    emitStores(strided(kept));
     closeLoops();
   }
 
@@ -567,15 +755,20 @@ bool canGenerateCpuKernel(const Node& node, std::string* whyNot, const OpRegistr
   return false;
 }
 
+std::string cpuKernelEntry(const std::string& kernelName) {
+  std::string entry = "loupe_kernel_" + kernelName;
+  std::replace_if(
+      entry.begin(), entry.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
+  return entry;
+}
+
 GeneratedKernel generateCpuKernel(const Node& node, const std::string& kernelName,
                                   const OpRegistry& registry) {
   std::string why;
   if (!canGenerateCpuKernel(node, &why, registry))
     throw Error("codegen", "cannot generate a CPU kernel: " + why,
                 ErrorContext{.node = node.describe()});
-  std::string entry = "loupe_kernel_" + kernelName;
-  std::replace_if(
-      entry.begin(), entry.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
+  std::string entry = cpuKernelEntry(kernelName);
   GroupAnalysis group = analyze(node, registry);
   return {entry, KernelEmitter(group, registry).emit(entry)};
 }

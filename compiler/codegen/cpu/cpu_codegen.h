@@ -21,6 +21,9 @@ struct GeneratedKernel {
 // The ABI of the generated function is described in cpu_kernel_abi.h and docs/cpu-codegen.md.
 bool canGenerateCpuKernel(const Node& node, std::string* whyNot,
                           const OpRegistry& registry = OpRegistry::global());
+// The extern "C" symbol of the kernel generated under `kernelName`.
+std::string cpuKernelEntry(const std::string& kernelName);
+
 // Throws Error("codegen", ...) with the reason when canGenerateCpuKernel is false.
 GeneratedKernel generateCpuKernel(const Node& node, const std::string& kernelName,
                                   const OpRegistry& registry = OpRegistry::global());

@@ -20,7 +20,8 @@ struct CpuCompilerOptions {
   std::string cacheDir; // empty: ${LOUPE_CACHE_DIR:-$HOME/.cache/loupe}/kernels
   std::string compiler = "c++";
   // No -march=native: a cache directory may be shared between machines.
-  std::vector<std::string> flags = {"-O2", "-std=c++17", "-shared", "-fPIC", "-fopenmp"};
+  std::vector<std::string> flags = {"-O3",     "-fno-math-errno", "-std=c++17",
+                                    "-shared", "-fPIC",           "-fopenmp"};
 };
 
 class CpuCompiler {

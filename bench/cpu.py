@@ -1,0 +1,377 @@
+"""Eager, TorchInductor (CPU) and Loupe on the same models and inputs, in one process.
+
+    nice -n 5 python bench/cpu.py [--models mlp,cnn] [--runs 50] [--threads 2] [--quick]
+
+For each model and mode (inference under no_grad; a training step: forward, a scalar loss and
+backward into the parameters' grads) it prints:
+
+- steady-state median latency over --runs calls after --warmup calls, per backend;
+- first-call time (the wall time of the first call, compile included). Both compilers start
+  with a cold on-disk cache: Inductor's cache lives in a fresh temporary folder for the whole
+  process, and each Loupe compile gets its own fresh LOUPE_CACHE_DIR so that no model reuses
+  another's kernels. Loupe is then compiled a second time over the same cache (warm);
+- the largest |output - eager| (and |grad - eager| when training), so a fast wrong answer
+  cannot win;
+- the fallback nodes of the Loupe trace (`loupe show --json`);
+- where Loupe's steady-state time goes: its kernels' own time by implementation kind, and the
+  rest of the call (guards, autograd wrappers, conversions in and out of the runtime);
+- the cost of recording: every captured Loupe graph compiled again by the C++ pipeline (warm
+  kernel cache) with the trace and without one, alternately, median of --record-repeats.
+
+The goals of issue 4 are checked at the end. Progress goes to stderr, results to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import os
+import statistics
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+SCRATCH = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
+# Inductor reads its cache location when it is imported: set it before torch is.
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(SCRATCH / "inductor")
+
+import torch  # noqa: E402
+
+import loupe.backend as loupe_backend  # noqa: E402
+from loupe import _C  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit_tests" / "python"))
+import models as model_zoo  # noqa: E402
+
+BENCH_MODELS = ("mlp", "cnn", "attention", "gpt2", "bert")
+MODES = ("infer", "train")
+
+# The issue's goals.
+LATENCY_VS_INDUCTOR = 1.5
+COMPILE_VS_INDUCTOR = 0.25
+RECORDING_OVERHEAD = 0.10
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --- capturing what the Loupe backend compiles ------------------------------------------------
+
+captured: list = []  # the LoupeGraph of every graph compiled since the last clear
+
+
+class CapturedLoupeGraph(loupe_backend.LoupeGraph):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        captured.append(self)
+
+
+loupe_backend.LoupeGraph = CapturedLoupeGraph
+
+
+# --- one model, one mode ---------------------------------------------------------------------
+
+
+def step_fn(model: torch.nn.Module, inputs: tuple, mode: str) -> Callable[[], list]:
+    """One call of the model: the output, and in training mode the parameters' grads too."""
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def infer():
+        with torch.no_grad():
+            return [model(*inputs)]
+
+    def train():
+        for p in params:
+            p.grad = None
+        out = model(*inputs)
+        out.float().square().mean().backward()
+        return [out.detach()] + [p.grad for p in params]
+
+    return infer if mode == "infer" else train
+
+
+def max_diff(results: list, reference: list) -> float:
+    worst = 0.0
+    for got, want in zip(results, reference, strict=True):
+        if got is None or want is None:
+            if got is not want:
+                return math.inf
+            continue
+        worst = max(worst, (got.double() - want.double()).abs().max().item())
+    return worst
+
+
+def timed(fn: Callable[[], list]) -> tuple[float, list]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def median_latency(fn: Callable[[], list], warmup: int, runs: int) -> float:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        seconds, _ = timed(fn)
+        samples.append(seconds)
+    return statistics.median(samples)
+
+
+@dataclass
+class Row:
+    model: str
+    mode: str
+    eager_ms: float = 0.0
+    inductor_ms: float = 0.0
+    loupe_ms: float = 0.0
+    inductor_first_s: float = 0.0
+    loupe_cold_s: float = 0.0
+    loupe_warm_s: float = 0.0
+    inductor_diff: float = 0.0
+    loupe_diff: float = 0.0
+    graphs: int = 0
+    eager_graphs: int = 0
+    fallback_nodes: int = 0
+    kernel_ms_by_kind: dict[str, float] = field(default_factory=dict)
+    top_kernels: list[tuple[str, str, float]] = field(default_factory=list)
+    record_on_ms: float = 0.0
+    record_off_ms: float = 0.0
+
+
+def fresh_compile(model, backend: str, options: dict | None = None):
+    torch._dynamo.reset()
+    return torch.compile(model, backend=backend, options=options)
+
+
+def kernel_profile(graphs: list, before: list[dict], row: Row, calls: int) -> None:
+    """Per timed call: kernel time by implementation kind and the slowest kernels. The runtime's
+    stats are cumulative since the compile, so `before` (taken after warmup) is subtracted."""
+    kernels = []
+    for graph, baseline in zip(graphs, before, strict=True):
+        for name, (implementation, _, total_ms, _) in graph.compiled.stats().items():
+            kernels.append((name, implementation, (total_ms - baseline.get(name, (0, 0, 0.0, 0))[2]) / calls))
+    for _, implementation, ms in kernels:
+        kind = implementation.split(":")[0]
+        row.kernel_ms_by_kind[kind] = row.kernel_ms_by_kind.get(kind, 0.0) + ms
+    row.top_kernels = sorted(kernels, key=lambda k: -k[2])[:5]
+
+
+def recording_cost(graphs: list, trace_path: str, repeats: int) -> tuple[float, float]:
+    """C++ compile time of the captured graphs with the trace and without one (warm cache)."""
+    trace, run_id = loupe_backend.open_trace(loupe_backend.Config(trace=trace_path))
+    pipeline = _C.resolve_pipeline("default", [])
+
+    def compile_all(record: bool) -> float:
+        start = time.perf_counter()
+        for graph in graphs:
+            fallback = loupe_backend.fallback_for(graph.lir)
+            if record:
+                info = _C.CompileInfo()
+                info.graph_kind = "graph"
+                compile_id = trace.begin_compile(run_id, info)
+                _C.CompiledGraph(
+                    graph.lir.text, pipeline, fallback=fallback, trace=trace, compile_id=compile_id
+                )
+            else:
+                _C.CompiledGraph(graph.lir.text, pipeline, fallback=fallback)
+        return time.perf_counter() - start
+
+    on, off = [], []
+    for _ in range(repeats):
+        on.append(compile_all(True))
+        off.append(compile_all(False))
+    return statistics.median(on) * 1e3, statistics.median(off) * 1e3
+
+
+def fallback_nodes(trace_path: str) -> int:
+    command = ["loupe", "show", trace_path, "--json"]
+    shown = subprocess.run(command, check=True, capture_output=True, text=True)
+    return int(json.loads(shown.stdout)["fallback_nodes"])
+
+
+def eager_graphs(trace_path: str) -> int:
+    """Compiles that failed and so ran eagerly: their latency is eager's, not Loupe's."""
+    with sqlite3.connect(trace_path) as db:
+        return db.execute("SELECT count(*) FROM compiles WHERE status != 'ok'").fetchone()[0]
+
+
+def bench(name: str, mode: str, args) -> Row:
+    row = Row(name, mode)
+    module, inputs = model_zoo.MODELS[name]()
+    module.train(mode == "train")
+    copies = {backend: copy.deepcopy(module) for backend in ("eager", "inductor", "loupe", "warm")}
+
+    progress(f"{name}/{mode}: eager")
+    eager = step_fn(copies["eager"], inputs, mode)
+    reference = eager()
+    row.eager_ms = median_latency(eager, args.warmup, args.runs) * 1e3
+
+    progress(f"{name}/{mode}: inductor (first call compiles)")
+    inductor = step_fn(fresh_compile(copies["inductor"], "inductor"), inputs, mode)
+    row.inductor_first_s, result = timed(inductor)
+    row.inductor_diff = max_diff(result, reference)
+    row.inductor_ms = median_latency(inductor, args.warmup, args.runs) * 1e3
+
+    progress(f"{name}/{mode}: loupe, cold kernel cache")
+    trace_path = str(SCRATCH / f"{name}-{mode}.db")
+    os.environ["LOUPE_CACHE_DIR"] = str(SCRATCH / f"loupe-cache-{name}-{mode}")
+    captured.clear()
+    loupe = step_fn(fresh_compile(copies["loupe"], "loupe", {"trace": trace_path}), inputs, mode)
+    row.loupe_cold_s, result = timed(loupe)
+    row.loupe_diff = max_diff(result, reference)
+    graphs = list(captured)
+    row.graphs = len(graphs)
+    for _ in range(args.warmup):
+        loupe()
+    before = [graph.compiled.stats() for graph in graphs]
+    row.loupe_ms = median_latency(loupe, 0, args.runs) * 1e3
+    kernel_profile(graphs, before, row, args.runs)
+
+    progress(f"{name}/{mode}: loupe, warm kernel cache")
+    warm_trace = str(SCRATCH / f"{name}-{mode}-warm.db")
+    warm = step_fn(fresh_compile(copies["warm"], "loupe", {"trace": warm_trace}), inputs, mode)
+    row.loupe_warm_s, _ = timed(warm)
+
+    progress(f"{name}/{mode}: recording cost over {row.graphs} graph(s)")
+    row.record_on_ms, row.record_off_ms = recording_cost(graphs, warm_trace, args.record_repeats)
+    row.fallback_nodes = fallback_nodes(trace_path)
+    row.eager_graphs = eager_graphs(trace_path)
+    torch._dynamo.reset()
+    return row
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else math.inf
+
+
+def recording_ms(row: Row) -> float:
+    return row.record_on_ms - row.record_off_ms
+
+
+def recording_share(row: Row, first_call_s: float) -> float:
+    """What recording adds to a first call: its cost over the same call without it."""
+    return ratio(recording_ms(row), first_call_s * 1e3 - recording_ms(row))
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = lambda cells: "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    rule = "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"
+    return "\n".join([line(headers), rule] + [line(r) for r in rows])
+
+
+def report(rows: list[Row], args) -> None:
+    threads = torch.get_num_threads()
+    print(f"\n## Latency (median of {args.runs} calls after {args.warmup} warmup, {threads} threads)\n")
+    print(
+        table(
+            ["model", "mode", "eager ms", "inductor ms", "loupe ms", "loupe/inductor", "loupe/eager",
+             "max diff inductor", "max diff loupe", "loupe graphs", "ran eagerly", "fallback nodes"],
+            [[r.model, r.mode, f"{r.eager_ms:.3f}", f"{r.inductor_ms:.3f}", f"{r.loupe_ms:.3f}",
+              f"{ratio(r.loupe_ms, r.inductor_ms):.2f}", f"{ratio(r.loupe_ms, r.eager_ms):.2f}",
+              f"{r.inductor_diff:.1e}", f"{r.loupe_diff:.1e}", str(r.graphs), str(r.eager_graphs), str(r.fallback_nodes)]
+             for r in rows],
+        )
+    )
+    geomean = math.exp(statistics.fmean(math.log(ratio(r.loupe_ms, r.eager_ms)) for r in rows))
+    print(f"\ngeometric mean of loupe/eager latency: {geomean:.2f}")
+
+    print("\n## First call, compile included (cold caches; loupe also warm)\n")
+    print(
+        table(
+            ["model", "mode", "inductor s", "loupe cold s", "loupe warm s", "loupe cold/inductor"],
+            [[r.model, r.mode, f"{r.inductor_first_s:.2f}", f"{r.loupe_cold_s:.2f}", f"{r.loupe_warm_s:.2f}",
+              f"{ratio(r.loupe_cold_s, r.inductor_first_s):.3f}"] for r in rows],
+        )
+    )
+    print("\n## Where a Loupe call goes (ms per call: kernel time by implementation; the rest outside kernels)\n")
+    kinds = sorted({k for r in rows for k in r.kernel_ms_by_kind})
+    print(
+        table(
+            ["model", "mode", "loupe ms", *kinds, "outside kernels", "slowest kernel"],
+            [[r.model, r.mode, f"{r.loupe_ms:.3f}", *(f"{r.kernel_ms_by_kind.get(k, 0.0):.3f}" for k in kinds),
+              f"{r.loupe_ms - sum(r.kernel_ms_by_kind.values()):.3f}",
+              (f"{r.top_kernels[0][1]} {r.top_kernels[0][2]:.3f}" if r.top_kernels else "-")] for r in rows],
+        )
+    )
+    compiled = [r for r in rows if r.graphs] or rows  # rows that ran eagerly have nothing to measure
+    repeats = args.record_repeats
+    print(f"\n## Cost of recording (captured graphs compiled again, warm kernel cache, median of {repeats})\n")
+    print(
+        table(
+            ["model", "mode", "C++ compile, trace ms", "no trace ms", "recording ms", "of C++ compile",
+             "of warm first call", "of cold first call"],
+            [[r.model, r.mode, f"{r.record_on_ms:.1f}", f"{r.record_off_ms:.1f}", f"{recording_ms(r):.1f}",
+              f"{ratio(recording_ms(r), r.record_off_ms):+.1%}", f"{recording_share(r, r.loupe_warm_s):+.1%}",
+              f"{recording_share(r, r.loupe_cold_s):+.1%}"] for r in compiled],
+        )
+    )
+    print("\nThe backend has no option to turn recording off: 'no trace' compiles through loupe._C directly.")
+
+    def worst(candidates: list[Row], measure: Callable[[Row], float]) -> str:
+        row = max(candidates, key=measure)
+        return f"worst {row.model}/{row.mode} {measure(row):.3g}"
+
+    latency = lambda r: ratio(r.loupe_ms, r.inductor_ms)  # noqa: E731
+    compile_share = lambda r: ratio(r.loupe_cold_s, r.inductor_first_s)  # noqa: E731
+    record_share = lambda r: recording_share(r, r.loupe_warm_s)  # noqa: E731
+    total_cold = sum(r.loupe_cold_s for r in rows)
+    total_inductor = sum(r.inductor_first_s for r in rows)
+    recorded_ms = sum(recording_ms(r) for r in compiled)
+    record_cpp = ratio(recorded_ms, sum(r.record_off_ms for r in compiled))
+    goals = [
+        (f"latency within {LATENCY_VS_INDUCTOR}x of Inductor on every model",
+         max(map(latency, rows)) <= LATENCY_VS_INDUCTOR, f"loupe/inductor {worst(rows, latency)}"),
+        ("geometric mean latency at or below eager", geomean <= 1.0, f"{geomean:.2f}x eager"),
+        (f"first-call compile at most {COMPILE_VS_INDUCTOR} of Inductor's",
+         max(map(compile_share, rows)) <= COMPILE_VS_INDUCTOR,
+         f"loupe cold/inductor {worst(rows, compile_share)}; all rows {total_cold:.1f} s vs {total_inductor:.1f} s"),
+        (f"recording adds at most {RECORDING_OVERHEAD:.0%} to compile time",
+         max(map(record_share, compiled)) <= RECORDING_OVERHEAD,
+         f"share of the warm first call {worst(compiled, record_share)}; of the C++ compile alone, all rows "
+         f"{record_cpp:+.1%}"),
+    ]
+    print("\n## Goals\n")
+    for goal, met, figure in goals:
+        print(f"- {goal}: {'MET' if met else 'NOT MET'} ({figure})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(BENCH_MODELS), help="comma-separated, of " + ",".join(BENCH_MODELS))
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: infer, train")
+    parser.add_argument("--runs", type=int, default=50, help="timed calls per backend (default 50)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls before them (default 5)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
+    parser.add_argument("--record-repeats", type=int, default=5, help="compiles per measurement of recording")
+    parser.add_argument("--quick", action="store_true", help="mlp and attention, inference, 10 runs")
+    args = parser.parse_args()
+    if args.quick:
+        args.models, args.modes, args.runs, args.warmup, args.record_repeats = "mlp,attention", "infer", 10, 2, 1
+    torch.set_num_threads(args.threads)
+
+    names = args.models.split(",")
+    modes = args.modes.split(",")
+    unknown = (set(names) - set(BENCH_MODELS)) | (set(modes) - set(MODES))
+    if unknown:
+        parser.error(f"unknown model(s) or mode(s): {sorted(unknown)}")
+    progress(f"torch {torch.__version__}, {args.threads} threads, scratch {SCRATCH}")
+    start = time.perf_counter()
+    rows = [bench(name, mode, args) for name in names for mode in modes]
+    report(rows, args)
+    print(f"\ntorch {torch.__version__}; bench wall time {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

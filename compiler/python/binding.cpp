@@ -1,0 +1,373 @@
+// `loupe._C`: the bridge between the Python adapter and the C++ compiler. It compiles .lir text
+// with a pass pipeline (recording into a trace when asked) and runs the result on torch tensors
+// without copying them: inputs are borrowed through DLPack, outputs are handed back as tensors
+// that own Loupe's buffers. Ops the registry does not know call back into Python.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <unistd.h>
+#include <vector>
+
+#include "compiler/ir/error.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/runtime/executable.h"
+#include "inspector/recorder/trace_recorder.h"
+#include "inspector/trace/trace_writer.h"
+#include "passes/pipeline.h"
+
+namespace nb = nanobind;
+
+namespace loupe {
+namespace {
+
+using TorchArray = nb::ndarray<nb::pytorch, nb::device::cpu>;
+using AnyArray = nb::ndarray<nb::device::cpu>;
+
+struct DTypePair {
+  DType loupe;
+  nb::dlpack::dtype dlpack;
+};
+
+const DTypePair kDTypes[] = {
+    {DType::Bool, nb::dtype<bool>()},
+    {DType::U8, nb::dtype<uint8_t>()},
+    {DType::I8, nb::dtype<int8_t>()},
+    {DType::I16, nb::dtype<int16_t>()},
+    {DType::I32, nb::dtype<int32_t>()},
+    {DType::I64, nb::dtype<int64_t>()},
+    {DType::F16, {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1}},
+    {DType::BF16, {static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1}},
+    {DType::F32, nb::dtype<float>()},
+    {DType::F64, nb::dtype<double>()},
+};
+
+DType toLoupe(nb::dlpack::dtype dtype, size_t position) {
+  for (const auto& pair : kDTypes)
+    if (pair.dlpack == dtype) return pair.loupe;
+  throw Error("runtime", "input " + std::to_string(position) +
+                             " has a dtype Loupe does not support (DLPack code " +
+                             std::to_string(dtype.code) + ", " + std::to_string(dtype.bits) +
+                             " bits)");
+}
+
+nb::dlpack::dtype toDLPack(DType dtype) {
+  for (const auto& pair : kDTypes)
+    if (pair.loupe == dtype) return pair.dlpack;
+  throw Error("runtime", "no DLPack dtype for " + std::string(dtypeName(dtype)));
+}
+
+// A Loupe tensor over a torch tensor's memory; the caller keeps the torch tensor alive.
+Tensor borrowArray(const AnyArray& array, size_t position) {
+  std::vector<int64_t> shape(array.ndim()), strides(array.ndim());
+  for (size_t d = 0; d < array.ndim(); ++d) {
+    shape[d] = static_cast<int64_t>(array.shape(d));
+    strides[d] = array.stride(d);
+  }
+  return Tensor::borrow(array.data(), toLoupe(array.dtype(), position), std::move(shape),
+                        std::move(strides));
+}
+
+// A torch tensor over a Loupe tensor's memory. With `owned`, the torch tensor keeps a copy of
+// the Loupe tensor (and so its storage) alive; without, the caller guarantees the memory
+// outlives every use of the result (the fallback's arguments, valid during the callback).
+nb::object toTorch(const Tensor& tensor, bool owned) {
+  std::vector<size_t> shape(tensor.shape().begin(), tensor.shape().end());
+  nb::object owner;
+  if (owned) {
+    auto* keep = new Tensor(tensor);
+    owner = nb::capsule(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  }
+  TorchArray array(tensor.data(), tensor.rank(), shape.data(), owner, tensor.strides().data(),
+                   toDLPack(tensor.dtype()), nb::device::cpu::value);
+  return array.cast(nb::rv_policy::reference);
+}
+
+std::vector<std::string> withoutDisabled(std::vector<std::string> names,
+                                         const std::vector<std::string>& disabled) {
+  for (const auto& name : disabled)
+    createPass(name); // a misspelt pass name is an error, not a silent no-op
+  std::erase_if(names, [&](const std::string& name) {
+    return std::find(disabled.begin(), disabled.end(), name) != disabled.end();
+  });
+  return names;
+}
+
+// A user stack frame as Python hands it over: (file, line, function, source line).
+using PyFrame = std::tuple<std::string, int, std::string, std::string>;
+
+// One process's connection to a trace file.
+class Trace {
+public:
+  explicit Trace(const std::string& path) : writer_(path) {}
+
+  int64_t beginRun(const std::string& command, const std::string& torchVersion,
+                   const std::string& optionsJson) {
+    RunInfo run;
+    run.pid = static_cast<int64_t>(getpid());
+    run.command = command;
+    run.torch_version = torchVersion;
+    run.loupe_version = LOUPE_VERSION;
+    run.options_json = optionsJson;
+    return writer_.beginRun(run);
+  }
+
+  int64_t beginCompile(int64_t runId, const CompileInfo& compile) {
+    return writer_.beginCompile(runId, compile);
+  }
+
+  void finishCompile(int64_t compileId, const std::string& status,
+                     std::optional<std::string> message, std::optional<std::string> pass,
+                     std::optional<double> wallMs) {
+    writer_.finishCompile(compileId, CompileOutcome{status, message, pass, wallMs});
+  }
+
+  void recordWarning(int64_t runId, const std::string& message, std::optional<int64_t> compileId) {
+    writer_.recordWarning(runId, WarningRecord{.compile_id = compileId, .message = message});
+  }
+
+  void recordGraphBreak(int64_t runId, std::optional<int64_t> compileId,
+                        const std::string& frameName, const std::string& reason,
+                        const std::vector<PyFrame>& userStack) {
+    writer_.recordGraphBreak(runId, GraphBreakRecord{.compile_id = compileId,
+                                                     .frame_name = frameName,
+                                                     .reason = reason,
+                                                     .user_stack = toStack(userStack)});
+  }
+
+  void recordGuard(int64_t compileId, const std::string& kind, const std::string& expr,
+                   const std::vector<PyFrame>& userStack, bool failed) {
+    writer_.recordGuard(compileId, GuardRecord{.kind = kind,
+                                               .expr = expr,
+                                               .user_stack = toStack(userStack),
+                                               .failed = failed});
+  }
+
+  // Dynamo reports a failed guard on a later call, after the guard was recorded.
+  int64_t markGuardFailed(int64_t compileId, const std::string& kind, const std::string& expr) {
+    return writer_.markGuardFailed(compileId, kind, expr);
+  }
+
+  void recordRecompile(int64_t compileId, const std::string& previousCompileKey,
+                       const std::string& reason, std::optional<std::string> failedGuard) {
+    writer_.recordRecompile(compileId, RecompileRecord{.previous_compile_key = previousCompileKey,
+                                                       .reason = reason,
+                                                       .failed_guard = std::move(failedGuard)});
+  }
+
+  TraceWriter& writer() { return writer_; }
+  const std::string& path() const { return writer_.path(); }
+
+private:
+  static std::vector<StackFrame> toStack(const std::vector<PyFrame>& frames) {
+    std::vector<StackFrame> stack;
+    for (const auto& [file, line, function, code] : frames)
+      stack.push_back(StackFrame{.file = file, .line = line, .function = function, .code = code});
+    return stack;
+  }
+
+  TraceWriter writer_;
+};
+
+// Calls the Python fallback with (the node's first result name, op, input tensors, output
+// tensors); it fills the outputs in place. Tensors handed over are views of Loupe's memory, valid
+// during the call.
+using PythonFallback =
+    std::function<void(const std::string&, const std::string&, nb::list, nb::list)>;
+
+class CompiledGraph {
+public:
+  CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
+                PythonFallback fallback, Trace* trace, int64_t compileId,
+                const std::string& failureStatus)
+      : trace_(trace), compileId_(compileId) {
+    try {
+      auto start = std::chrono::steady_clock::now();
+      compile(lir, pipeline, check, std::move(fallback));
+      if (trace_)
+        trace_->finishCompile(
+            compileId_, "ok", std::nullopt, std::nullopt,
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    } catch (const std::exception& e) {
+      // The failed pass and its input graph are already recorded; the compile's outcome says
+      // which pass failed and why.
+      if (trace_) {
+        const auto* error = dynamic_cast<const Error*>(&e);
+        std::optional<std::string> pass;
+        if (error && !error->context().pass.empty()) pass = error->context().pass;
+        trace_->finishCompile(compileId_, failureStatus, e.what(), pass, std::nullopt);
+      }
+      throw;
+    }
+  }
+
+  nb::list run(const std::vector<AnyArray>& arrays) {
+    std::vector<Tensor> inputs;
+    inputs.reserve(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i)
+      inputs.push_back(borrowArray(arrays[i], i));
+    std::vector<Tensor> outputs;
+    {
+      nb::gil_scoped_release noGil;
+      outputs = executable_->run(inputs);
+    }
+    if (trace_ && !arenaRecorded_) {
+      recorder_->recordMeasuredArena(executable_->arenaBytes());
+      arenaRecorded_ = true;
+    }
+    if (trace_ && check_)
+      for (const auto& [name, s] : executable_->stats().kernels)
+        trace_->writer().recordKernelMaxError(compileId_, name, s.maxAbsError);
+    nb::list result;
+    for (const Tensor& t : outputs)
+      result.append(toTorch(t, true));
+    return result;
+  }
+
+  // {kernel name: (implementation, calls, total ms, max abs error)}
+  nb::dict stats() const {
+    nb::dict result;
+    for (const auto& [name, s] : executable_->stats().kernels)
+      result[nb::str(name.c_str())] =
+          nb::make_tuple(s.implementation, s.calls, s.totalMs, s.maxAbsError);
+    return result;
+  }
+
+private:
+  void compile(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
+               PythonFallback fallback) {
+    graph_ = parseGraph(lir, "<fx graph>");
+    verify(*graph_);
+    Plan plan;
+    PipelineOptions pipelineOptions;
+    InstrumentationList instrumentation;
+    if (trace_) {
+      recorder_ = std::make_unique<TraceRecorder>(trace_->writer(), compileId_);
+      instrumentation.add(recorder_.get());
+    }
+    PassManager manager;
+    addPasses(manager, pipeline);
+    PassContext ctx(pipelineOptions, instrumentation, plan);
+    manager.run(*graph_, ctx);
+
+    ExecutableOptions options;
+    options.check = check_ = check;
+    if (fallback)
+      options.fallback = [fallback](const Node& node, const std::vector<const Tensor*>& inputs,
+                                    std::vector<Tensor>& outputs) {
+        nb::gil_scoped_acquire gil;
+        nb::list in, out;
+        for (const Tensor* t : inputs)
+          in.append(t ? toTorch(*t, false) : nb::none());
+        for (const Tensor& t : outputs)
+          out.append(toTorch(t, false));
+        fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out);
+      };
+    executable_ = std::make_unique<Executable>(*graph_, plan, std::move(options));
+  }
+
+  Trace* trace_;
+  int64_t compileId_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<TraceRecorder> recorder_;
+  std::unique_ptr<Executable> executable_;
+  bool arenaRecorded_ = false;
+  bool check_ = false; // check mode: each run's kernel errors go into the trace
+};
+
+} // namespace
+} // namespace loupe
+
+NB_MODULE(_C, m) {
+  using namespace loupe;
+  m.doc() = "Loupe's compiler and runtime, for the torch.compile backend";
+  m.attr("__version__") = LOUPE_VERSION;
+  // Traces stay open in a module-level cache until the interpreter exits, after nanobind's
+  // leak check has run.
+  nb::set_leak_warnings(false);
+
+  // Loupe's errors keep their kind ("parse", "shape", "pipeline", ...) and context in Python.
+  static nb::exception<Error> loupeError(m, "LoupeError");
+
+  m.def("registered_ops", [] {
+    std::vector<std::string> names;
+    for (const OpInfo* info : OpRegistry::global().all())
+      names.push_back(info->name);
+    return names;
+  });
+  m.def("default_pipeline", &defaultPipeline);
+  m.def("all_passes", [] {
+    std::vector<std::string> names;
+    for (const auto& entry : allPasses())
+      names.emplace_back(entry.name);
+    return names;
+  });
+  m.def(
+      "resolve_pipeline",
+      [](const std::string& text, const std::vector<std::string>& disabled) {
+        return withoutDisabled(parsePipeline(text), disabled);
+      },
+      nb::arg("pipeline") = "default", nb::arg("disable") = std::vector<std::string>{},
+      "Pass names of a pipeline ('default' or 'a,b,c') less the disabled ones; raises "
+      "LoupeError naming the valid passes for an unknown name.");
+
+  nb::class_<CompileInfo>(m, "CompileInfo")
+      .def(nb::init<>())
+      .def_rw("compile_key", &CompileInfo::compile_key)
+      .def_rw("frame_name", &CompileInfo::frame_name)
+      .def_rw("frame_file", &CompileInfo::frame_file)
+      .def_rw("frame_line", &CompileInfo::frame_line)
+      .def_rw("graph_kind", &CompileInfo::graph_kind)
+      .def_rw("input_signature_json", &CompileInfo::input_signature_json);
+
+  nb::class_<Trace>(m, "Trace")
+      .def(nb::init<const std::string&>(), nb::arg("path"))
+      .def_prop_ro("path", &Trace::path)
+      .def("begin_run", &Trace::beginRun, nb::arg("command"), nb::arg("torch_version"),
+           nb::arg("options_json") = "{}")
+      .def("begin_compile", &Trace::beginCompile, nb::arg("run_id"), nb::arg("compile"))
+      .def("finish_compile", &Trace::finishCompile, nb::arg("compile_id"), nb::arg("status"),
+           nb::arg("message") = nb::none(), nb::arg("failed_pass") = nb::none(),
+           nb::arg("wall_ms") = nb::none())
+      .def("record_warning", &Trace::recordWarning, nb::arg("run_id"), nb::arg("message"),
+           nb::arg("compile_id").none() = nb::none())
+      .def("record_graph_break", &Trace::recordGraphBreak, nb::arg("run_id"),
+           nb::arg("compile_id").none(), nb::arg("frame_name"), nb::arg("reason"),
+           nb::arg("user_stack"),
+           "user_stack: (file, line, function, code) tuples, outermost first; compile_id: the "
+           "compile of the graph before the break, or None for a run-level break.")
+      .def("record_guard", &Trace::recordGuard, nb::arg("compile_id"), nb::arg("kind"),
+           nb::arg("expr"), nb::arg("user_stack"), nb::arg("failed") = false)
+      .def("mark_guard_failed", &Trace::markGuardFailed, nb::arg("compile_id"), nb::arg("kind"),
+           nb::arg("expr"),
+           "Sets failed=1 on the compile's guards with this kind and expr; returns how many.")
+      .def("record_recompile", &Trace::recordRecompile, nb::arg("compile_id"),
+           nb::arg("previous_compile_key"), nb::arg("reason"),
+           nb::arg("failed_guard").none() = nb::none());
+
+  nb::class_<CompiledGraph>(m, "CompiledGraph")
+      .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
+                    Trace*, int64_t, const std::string&>(),
+           nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
+           nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
+           nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
+           "Parses, verifies and compiles one graph and finishes its compile record in the "
+           "trace: 'ok', or failure_status with the error and the failed pass (then raises "
+           "LoupeError).")
+      .def("run", &CompiledGraph::run, nb::arg("inputs"),
+           "Runs on CPU tensors in graph-input order; returns the outputs as new tensors.")
+      .def("stats", &CompiledGraph::stats);
+}

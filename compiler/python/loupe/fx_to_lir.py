@@ -1,0 +1,465 @@
+"""Converts an aten FX graph (as aot_autograd hands it over) into Loupe's .lir text.
+
+Each call_function node becomes one Loupe node: tensor arguments become operands, every other
+argument an attribute named after the op's schema argument. Values keep FX's node names, types
+come from the fake tensors in ``node.meta["val"]`` (symbolic dims as their expressions), and
+locations from the user's stack trace and ``nn_module_stack``. Ops Loupe does not know are
+emitted as they are; the runtime calls back into Python for them through the side table kept
+in :class:`LirGraph`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.fx
+
+_DTYPES = {
+    torch.bool: "bool",
+    torch.uint8: "u8",
+    torch.int8: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float32: "f32",
+    torch.float64: "f64",
+}
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*\Z")
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_DYNAMO_ROOT = re.compile(r"^L\['[^']*'\]\.?")
+
+
+class ConversionError(Exception):
+    """The graph holds something Loupe cannot represent; the backend runs it eagerly."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where the fallback puts the i-th operand back into an op's arguments."""
+
+    index: int
+
+
+@dataclass
+class FallbackCall:
+    target: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+
+
+@dataclass
+class LirGraph:
+    text: str
+    # How to build the runtime inputs, in graph-input order, from the call's arguments:
+    # ("arg", i) passes argument i, ("attr", name) a tensor attribute of the GraphModule.
+    inputs: list[tuple[str, Any]]
+    # For each FX output: the index of the Loupe output that holds it, None for a None, or
+    # the sympy expression of a symbolic int (saved by a forward for its backward).
+    outputs: list[Any]
+    # Where each symbol's value comes from: (graph-input position, dim), dim None for an
+    # index input.
+    symbols: dict[Any, tuple[int, int | None]] = field(default_factory=dict)
+    # Opaque nodes by their first result's name, for the fallback.
+    fallbacks: dict[str, FallbackCall] = field(default_factory=dict)
+
+
+def quote(text: str) -> str:
+    escaped = []
+    for ch in text:
+        if ch in '"\\':
+            escaped.append("\\" + ch)
+        elif ch == "\n":
+            escaped.append("\\n")
+        elif ch == "\t":
+            escaped.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            escaped.append(f"\\x{ord(ch):02x}")
+        else:
+            escaped.append(ch)
+    return '"' + "".join(escaped) + '"'
+
+
+def value_ref(name: str) -> str:
+    return "%" + (name if _NAME.match(name) else quote(name))
+
+
+def dim_text(dim: Any) -> str:
+    if isinstance(dim, torch.SymInt):
+        return str(dim.node.expr).replace(" ", "")
+    return str(int(dim))
+
+
+def dtype_text(dtype: torch.dtype) -> str:
+    if dtype not in _DTYPES:
+        raise ConversionError(f"dtype {dtype} is not supported by Loupe")
+    return _DTYPES[dtype]
+
+
+def tensor_type(val: torch.Tensor, what: str) -> str:
+    if val.layout != torch.strided:
+        raise ConversionError(f"{what} has layout {val.layout}; Loupe supports dense tensors")
+    if val.device.type != "cpu":
+        raise ConversionError(f"{what} is on {val.device}; this Loupe build runs on the CPU")
+    return type_text(val.dtype, list(val.shape), list(val.stride()))
+
+
+def type_text(dtype: torch.dtype, shape: list, stride: list | None = None) -> str:
+    """The .lir type; strides are written only when they are not contiguous. As in torch
+    (and Loupe's IR), the stride of a size-1 dim does not matter, so it is normalised."""
+    text = f"{dtype_text(dtype)}[{','.join(dim_text(d) for d in shape)}]"
+    if stride is None:
+        return text
+    contiguous = _contiguous_strides(shape)
+    strides = [contiguous[i] if _is_one(shape[i]) else dim_text(s) for i, s in enumerate(stride)]
+    if strides != contiguous:
+        text += f"<strides=[{','.join(strides)}]>"
+    return text
+
+
+def _is_one(dim: Any) -> bool:
+    return not isinstance(dim, torch.SymInt) and int(dim) == 1
+
+
+def _contiguous_strides(shape) -> list[str]:
+    strides, running = [], 1
+    for dim in reversed(list(shape)):
+        strides.append(dim_text(running))
+        running = running * dim
+    return list(reversed(strides))
+
+
+# Backward ops return None for the gradients their output_mask did not ask for. Loupe's ops
+# always produce every result (zeros where not asked), so the converter gives those results
+# the type the op infers: for each result index, how to derive it from the bound arguments.
+def _like(name: str):
+    return lambda args: type_text(_val(args[name]).dtype, list(_val(args[name]).shape))
+
+
+def _per_channel(name: str, like: str, channel_dim: int | None = None, attr: str | None = None):
+    def derive(args):
+        if args.get(name) is not None:
+            return _like(name)(args)
+        shape = list(args[attr]) if attr else [_val(args[like]).shape[channel_dim]]
+        return type_text(_val(args[like]).dtype, shape)
+
+    return derive
+
+
+_UNREQUESTED_RESULTS = {
+    "aten.native_layer_norm_backward": [
+        _like("input"),
+        _per_channel("weight", "input", attr="normalized_shape"),
+        _per_channel("bias", "input", attr="normalized_shape"),
+    ],
+    "aten.native_batch_norm_backward": [
+        _like("input"),
+        _per_channel("weight", "input", channel_dim=1),
+        _per_channel("weight", "input", channel_dim=1),
+    ],
+    "aten.convolution_backward": [
+        _like("input"),
+        _like("weight"),
+        lambda args: type_text(_val(args["grad_output"]).dtype, [_val(args["weight"]).shape[0]]),
+    ],
+}
+
+
+def _val(value: Any) -> Any:
+    return value.meta["val"] if isinstance(value, torch.fx.Node) else value
+
+
+def _unrequested_result(target: Any, index: int, args: dict) -> str | None:
+    rules = _UNREQUESTED_RESULTS.get(_op_name(target))
+    return rules[index](args) if rules and index < len(rules) else None
+
+
+def _symbolic_value(value: Any) -> Any:
+    """A node standing for a SymInt is the expression it computes."""
+    if isinstance(value, torch.fx.Node) and isinstance(value.meta.get("val"), torch.SymInt):
+        return value.meta["val"]
+    return value
+
+
+def attr_text(value: Any, what: str) -> str:
+    value = _symbolic_value(value)
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, torch.SymInt)):
+        return dim_text(value)
+    if isinstance(value, (torch.SymFloat, torch.SymBool)):
+        raise ConversionError(f"{what} is a symbolic float or bool, which Loupe cannot hold")
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, torch.dtype):
+        return dtype_text(value)
+    if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
+        return quote(str(value).removeprefix("torch."))
+    if isinstance(value, (list, tuple)):
+        items = [_symbolic_value(v) for v in value]
+        if any(isinstance(v, float) for v in items):
+            items = [float(v) for v in items]
+        return "[" + ", ".join(attr_text(v, what) for v in items) + "]"
+    raise ConversionError(f"{what} is a {type(value).__name__}, which has no .lir spelling")
+
+
+def _is_tensor_argument(arg_type: torch._C.JitType) -> bool:
+    while isinstance(arg_type, (torch._C.OptionalType, torch._C.ListType)):
+        arg_type = arg_type.getElementType()
+    return isinstance(arg_type, torch._C.TensorType)
+
+
+def module_path(node: torch.fx.Node) -> str:
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    path = _DYNAMO_ROOT.sub("", path)
+    path = re.sub(r"getattr\((.*?), '([^']*)'\)", r"\1.\2", path)
+    return re.sub(r"\[(\d+)\]", r".\1", path)
+
+
+def user_frame(node: torch.fx.Node) -> tuple[str, int, str] | None:
+    """The innermost frame of the node's user stack trace: (file, line, function)."""
+    frames = _FRAME.findall(node.meta.get("stack_trace") or "")
+    if not frames:
+        return None
+    file, line, func = frames[-1]
+    return file, int(line), func
+
+
+def location(node: torch.fx.Node) -> str:
+    frame = user_frame(node)
+    if frame is None:
+        return ""
+    path = module_path(node)
+    return f"  loc({quote(frame[0])}:{frame[1]}" + (f" {quote(path)})" if path else ")")
+
+
+def _op_name(target: torch._ops.OpOverload) -> str:
+    name = str(target).removesuffix(".default")
+    return name if _WORD.match(name) else quote(name)
+
+
+def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tuple[Any, Any]]:
+    """(schema argument, value) for each argument the node passes, in schema order."""
+    schema = target._schema
+    given = dict(zip((a.name for a in schema.arguments), node.args))
+    given.update(node.kwargs)
+    return [(a, given[a.name]) for a in schema.arguments if a.name in given]
+
+
+def _resolve_overload(node: torch.fx.Node) -> torch._ops.OpOverload:
+    """aot_autograd keeps Python numbers in Tensor slots (``aten.mul.Tensor(x, 2.0)``); Loupe
+    spells those with the op's ``.Scalar`` overload, where the number is an attribute."""
+    target = node.target
+    scalars = [
+        arg.name
+        for arg, value in _bind_schema(target, node)
+        if _is_tensor_argument(arg.type) and isinstance(value, (bool, int, float))
+    ]
+    if not scalars:
+        return target
+    scalar = getattr(target.overloadpacket, "Scalar", None)
+    if scalar is None or [a.name for a in scalar._schema.arguments] != [
+        a.name for a in target._schema.arguments
+    ]:
+        raise ConversionError(
+            f"{node.name} ({target}) passes a number as tensor argument {scalars[0]} and the op "
+            "has no matching .Scalar overload"
+        )
+    return scalar
+
+
+class _Converter:
+    def __init__(self, gm: torch.fx.GraphModule, registered: set[str]):
+        self.gm = gm
+        self.registered = registered
+        self.names: dict[torch.fx.Node, str] = {}  # tensor-valued nodes and getitems
+        self.results: dict[torch.fx.Node, list[str]] = {}  # multi-output nodes
+        self.lines: list[str] = []
+        self.inputs: list[tuple[str, Any]] = []
+        self.signature: list[str] = []
+        self.fallbacks: dict[str, FallbackCall] = {}
+        self.symbols: dict[Any, tuple[int, int | None]] = {}
+
+    def convert(self, graph_name: str) -> LirGraph:
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        for i, node in enumerate(placeholders):
+            self._add_input(node, ("arg", i))
+        for node in self.gm.graph.nodes:
+            if node.op == "get_attr":
+                self._add_input(node, ("attr", node.target))
+        output_types, outputs, returned = [], [], []
+        for node in self.gm.graph.nodes:
+            if node.op == "call_function":
+                self._call(node)
+            elif node.op == "output":
+                returns = node.args[0]
+                for out in returns if isinstance(returns, (list, tuple)) else [returns]:
+                    if out is None:
+                        outputs.append(None)
+                        continue
+                    if isinstance(out, torch.fx.Node) and isinstance(
+                        out.meta.get("val"), torch.SymInt
+                    ):
+                        outputs.append(out.meta["val"].node.expr)
+                        continue
+                    if not isinstance(out, torch.fx.Node) or out not in self.names:
+                        raise ConversionError(
+                            f"graph output {out} is not a tensor; Loupe returns tensors only"
+                        )
+                    outputs.append(len(returned))
+                    returned.append(value_ref(self.names[out]))
+                    output_types.append(tensor_type(out.meta["val"], f"output {out.name}"))
+            elif node.op != "placeholder" and node.op != "get_attr":
+                raise ConversionError(f"node {node.name} is a {node.op}, which Loupe does not take")
+        header = (
+            f"graph @{graph_name}({', '.join(self.signature)}) -> ({', '.join(output_types)}) {{"
+        )
+        body = self.lines + [f"  return {', '.join(returned)}" if returned else "  return", "}"]
+        text = "\n".join([header, *body]) + "\n"
+        return LirGraph(text, self.inputs, outputs, fallbacks=self.fallbacks, symbols=self.symbols)
+
+    def _add_input(self, node: torch.fx.Node, source: tuple[str, Any]) -> None:
+        val = node.meta.get("val")
+        position = len(self.inputs)
+        if isinstance(val, torch.SymInt):
+            type_text = f"index<{dim_text(val)}>"
+            self.symbols.setdefault(val.node.expr, (position, None))
+        elif isinstance(val, torch.Tensor):
+            type_text = tensor_type(val, f"input {node.name}")
+            for dim, size in enumerate(val.shape):
+                if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                    self.symbols.setdefault(size.node.expr, (position, dim))
+        else:
+            raise ConversionError(f"input {node.name} is a {type(val).__name__}, not a tensor")
+        self.names[node] = node.name
+        self.inputs.append(source)
+        self.signature.append(f"{value_ref(node.name)}: {type_text}")
+
+    def _call(self, node: torch.fx.Node) -> None:
+        val = node.meta.get("val")
+        if node.target is operator.getitem:
+            source, index = node.args
+            if source not in self.results:
+                raise ConversionError(f"{node.name} indexes {source}, not a multi-output op")
+            self.names[node] = self.results[source][index]
+            return
+        if isinstance(val, torch.SymInt):
+            return  # a symbolic scalar: its uses spell its expression
+        if not isinstance(node.target, torch._ops.OpOverload):
+            raise ConversionError(f"node {node.name} calls {node.target}, which is not an aten op")
+
+        target = _resolve_overload(node)
+        operands, attrs, template = [], [], {}
+        for arg, value in _bind_schema(target, node):
+            if _is_tensor_argument(arg.type):
+                if isinstance(value, (list, tuple)):
+                    template[arg.name] = [self._operand(v, operands) for v in value]
+                else:
+                    template[arg.name] = self._operand(value, operands)
+            else:
+                template[arg.name] = value
+                attrs.append(f"{arg.name}={attr_text(value, f'{node.name}.{arg.name}')}")
+
+        vals = list(val) if isinstance(val, (list, tuple)) else [val]
+        bound = {arg.name: value for arg, value in _bind_schema(target, node)}
+        vals = [v if v is not None else _unrequested_result(target, i, bound) for i, v in enumerate(vals)]
+        if not vals or not all(isinstance(v, (torch.Tensor, str)) for v in vals):
+            raise ConversionError(f"node {node.name} ({node.target}) does not return tensors only")
+        if isinstance(val, (list, tuple)):
+            names = [f"{node.name}_{i}" for i in range(len(vals))]
+            for user in node.users:
+                if user.target is operator.getitem:
+                    names[user.args[1]] = user.name
+            self.results[node] = names
+        else:
+            names = [node.name]
+            self.names[node] = node.name
+        types = [v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals]
+
+        op = _op_name(target)
+        if op not in self.registered:
+            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
+        line = f"  {', '.join(value_ref(n) for n in names)} = {op}({', '.join(operands)})"
+        if attrs:
+            line += " {" + ", ".join(sorted(attrs)) + "}"
+        line += " : " + (types[0] if len(types) == 1 else f"({', '.join(types)})")
+        self.lines.append(line + location(node))
+
+    def _operand(self, node: torch.fx.Node | None, operands: list[str]) -> Slot:
+        # Absent optional tensors take a slot too, so slots match the runtime's operand list.
+        if node is None:
+            operands.append("none")
+        elif node not in self.names:
+            raise ConversionError(f"operand {node.name} is not a tensor value")
+        else:
+            operands.append(value_ref(self.names[node]))
+        return Slot(len(operands) - 1)
+
+    @staticmethod
+    def _fallback_call(
+        target: torch._ops.OpOverload, name: str, template: dict[str, Any]
+    ) -> FallbackCall:
+        args, kwargs = [], {}
+        for arg in target._schema.arguments:
+            if arg.name not in template:
+                continue
+            symbolic = []
+            torch.fx.node.map_arg(template[arg.name], symbolic.append)
+            if symbolic:
+                raise ConversionError(
+                    f"{name} ({target}) is run by the fallback but takes the symbolic "
+                    f"value {symbolic[0].name}, which the fallback cannot evaluate yet"
+                )
+            if arg.kwarg_only or kwargs:
+                kwargs[arg.name] = template[arg.name]
+            else:
+                args.append(template[arg.name])
+        return FallbackCall(target, tuple(args), kwargs)
+
+
+def fx_to_lir(gm: torch.fx.GraphModule, graph_name: str, registered: set[str]) -> LirGraph:
+    """Converts `gm`; raises ConversionError naming the node Loupe cannot represent."""
+    return _Converter(gm, registered).convert(graph_name)
+
+
+def symbolic_outputs(lir: LirGraph, inputs: list) -> dict[Any, int]:
+    """Binds the graph's symbols from the runtime inputs (as passed to the executable)."""
+    bindings = {}
+    for symbol, (position, dim) in lir.symbols.items():
+        value = inputs[position]
+        bindings[symbol] = int(value) if dim is None else value.shape[dim]
+    return bindings
+
+
+def run_fallback(call: FallbackCall, inputs: list, outputs: list) -> None:
+    """Runs an opaque node's aten op on the runtime's tensors and writes its outputs."""
+
+    def fill(value):
+        return inputs[value.index] if isinstance(value, Slot) else value
+
+    args = torch.fx.node.map_aggregate(call.args, fill)
+    kwargs = torch.fx.node.map_aggregate(call.kwargs, fill)
+    result = call.target(*args, **kwargs)
+    results = result if isinstance(result, (list, tuple)) else [result]
+    for out, value in zip(outputs, results):
+        out.copy_(value)
+

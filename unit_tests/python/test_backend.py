@@ -1,0 +1,207 @@
+"""torch.compile(backend="loupe") end to end: results against eager, and what the trace keeps."""
+
+import copy
+import re
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+from conftest import query, show_json
+
+from loupe import _C
+
+
+class Mlp(nn.Module):
+    def __init__(self, width=32, hidden=64):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.fc1 = nn.Linear(width, hidden)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(hidden, width)
+
+    def forward(self, x):
+        return x + self.fc2(self.act(self.fc1(self.norm(x))))
+
+
+def forward_backward(model, x):
+    x = x.detach().clone().requires_grad_(True)
+    y = model(x)
+    (y * y).sum().backward()
+    grads = [x.grad] + [p.grad for p in model.parameters()]
+    return y.detach(), grads
+
+
+def test_mlp_forward_and_backward_match_float64_eager(trace_path):
+    torch.manual_seed(0)
+    model = Mlp()
+    reference = copy.deepcopy(model).double()
+    x = torch.randn(8, 32)
+
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    y, grads = forward_backward(compiled, x)
+    y_ref, grads_ref = forward_backward(reference, x.double())
+
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
+    assert len(grads) == len(grads_ref) == 7
+    for grad, grad_ref in zip(grads, grads_ref):
+        torch.testing.assert_close(grad, grad_ref.float(), rtol=1e-4, atol=1e-4)
+
+
+def test_trace_has_one_snapshot_per_pass_per_compile(trace_path):
+    model = Mlp()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    forward_backward(compiled, torch.randn(4, 32))
+
+    pipeline = _C.default_pipeline()
+    compiles = query(trace_path, "SELECT id, graph_kind, status, compile_key FROM compiles")
+    assert sorted(kind for _, kind, _, _ in compiles) == ["backward", "forward"]
+    for compile_id, kind, status, key in compiles:
+        assert status == "ok", kind
+        assert key == "0/0"
+        passes = query(
+            trace_path,
+            "SELECT name, snapshot_id FROM passes WHERE compile_id = ? ORDER BY ordinal",
+            compile_id,
+        )
+        assert [name for name, _ in passes] == pipeline
+        assert all(snapshot is not None for _, snapshot in passes)
+
+    # Errors are measured in check mode only.
+    assert query(trace_path, "SELECT count(*) FROM kernels WHERE max_error IS NOT NULL") == [(0,)]
+    shown = show_json(trace_path)
+    assert shown["compiles"] == 2
+    assert shown["passes"] == 2 * len(pipeline)
+    assert shown["fallback_nodes"] == 0
+
+
+def test_trace_keeps_fx_names_and_user_locations(trace_path):
+    model = Mlp()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    compiled(torch.randn(4, 32))
+
+    rows = query(
+        trace_path,
+        "SELECT n.name, n.file, n.line, n.module_path FROM snapshot_nodes n "
+        "JOIN passes p ON p.snapshot_id = n.snapshot_id JOIN compiles c ON c.id = p.compile_id "
+        "WHERE p.ordinal = 0 AND c.graph_kind = 'forward' AND n.op = 'aten.addmm'",
+    )
+    assert sorted(r[3] for r in rows) == ["fc1", "fc2"]
+    forward_line = Mlp.forward.__code__.co_firstlineno + 1
+    assert all(r[1] == __file__ and r[2] == forward_line for r in rows)
+    assert {r[0] for r in rows} == {"addmm", "addmm_1"}
+
+
+def cumulative(x):
+    return torch.cumsum(x * 2.0, dim=1) + 1.0
+
+
+def test_unregistered_op_runs_through_the_fallback(trace_path):
+    assert "aten.cumsum" not in _C.registered_ops()
+    x = torch.randn(3, 5)
+    compiled = torch.compile(cumulative, backend="loupe", options={"trace": trace_path})
+    torch.testing.assert_close(compiled(x), cumulative(x))
+
+    shown = show_json(trace_path)
+    assert shown["fallback_nodes"] > 0
+    assert shown["kernels"]["fallback"] > 0
+    summaries = query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'")
+    assert [s for (s,) in summaries if "aten.cumsum" in s]
+
+
+def test_internal_error_falls_back_to_eager_and_is_recorded(trace_path, capfd):
+    x = torch.randn(4, 32)
+    model = Mlp()
+    options = {"trace": trace_path, "pipeline": "shape-propagation,no-such-pass"}
+    compiled = torch.compile(model, backend="loupe", options=options)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+
+    assert "running inference graph eagerly" in capfd.readouterr().err
+    ((status, message, kind),) = query(
+        trace_path, "SELECT status, error_message, graph_kind FROM compiles"
+    )
+    assert (status, kind) == ("eager_fallback", "inference")
+    assert "no-such-pass" in message
+
+
+def test_strict_mode_raises_on_internal_error(trace_path):
+    options = {"trace": trace_path, "pipeline": "no-such-pass", "strict": True}
+    compiled = torch.compile(Mlp(), backend="loupe", options=options)
+    with pytest.raises(Exception, match="no-such-pass"):
+        compiled(torch.randn(4, 32))
+    assert query(trace_path, "SELECT status FROM compiles") == [("error",)]
+
+
+def test_disabled_passes_are_left_out_of_the_pipeline(trace_path):
+    options = {"trace": trace_path, "disable_passes": ["cse", "algebraic-simplification"]}
+    compiled = torch.compile(cumulative, backend="loupe", options=options)
+    compiled(torch.randn(2, 3))
+    names = [r[0] for r in query(trace_path, "SELECT name FROM passes ORDER BY ordinal")]
+    expected = [p for p in _C.default_pipeline() if p not in options["disable_passes"]]
+    assert names == expected
+
+
+def test_backend_is_found_without_importing_loupe_and_env_names_the_trace(tmp_path):
+    trace = tmp_path / "env.db"
+    script = (
+        "import torch\n"
+        "f = torch.compile(lambda x: torch.relu(x) * 3.0, backend='loupe')\n"
+        "x = torch.randn(6)\n"
+        "assert torch.equal(f(x), torch.relu(x) * 3.0)\n"
+    )
+    env = dict(os.environ, LOUPE_TRACE=str(trace), LOUPE_STRICT="1")
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=tmp_path)
+    assert show_json(str(trace))["compiles"] == 1
+    assert not (tmp_path / "loupe_traces").exists()
+
+
+def test_default_trace_is_one_file_per_process_under_loupe_traces(tmp_path):
+    script = (
+        "import torch\n"
+        "f = torch.compile(lambda x: x.sin() + 1.0, backend='loupe')\n"
+        "f(torch.randn(3)); f(torch.randn(3, 2))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    traces = list((tmp_path / "loupe_traces").glob("*.db"))
+    assert len(traces) == 1
+    assert done.stderr.count("loupe: recording into") == 1
+    assert show_json(str(traces[0]))["compiles"] >= 2
+
+
+def test_dynamic_batch_compiles_once_with_symbolic_dims(trace_path):
+    torch.manual_seed(0)
+    model = Mlp()
+    compiled = torch.compile(model, backend="loupe", dynamic=True, options={"trace": trace_path})
+    for batch in (3, 5, 9):
+        x = torch.randn(batch, 32)
+        y, grads = forward_backward(compiled, x)
+        y_ref, grads_ref = forward_backward(model, x)
+        torch.testing.assert_close(y, y_ref)
+        for grad, grad_ref in zip(grads, grads_ref):
+            torch.testing.assert_close(grad, grad_ref, rtol=1e-4, atol=1e-5)
+
+    compiles = query(trace_path, "SELECT graph_kind, status FROM compiles ORDER BY id")
+    assert compiles == [("forward", "ok"), ("backward", "ok")]
+    (lir,) = query(
+        trace_path,
+        "SELECT s.lir FROM snapshots s JOIN passes p ON p.snapshot_id = s.id "
+        "JOIN compiles c ON c.id = p.compile_id WHERE c.graph_kind = 'forward' AND p.ordinal = 0",
+    )[0]
+    assert re.search(r"%primals_\d+: f32\[s\d+,32\]", lir), lir
+
+
+def test_check_mode_stores_each_kernels_error(trace_path):
+    compiled = torch.compile(Mlp(), backend="loupe", options={"trace": trace_path, "check": True})
+    with torch.no_grad():
+        compiled(torch.randn(4, 32))
+    errors = query(
+        trace_path, "SELECT kind, max_error FROM kernels WHERE kind IN ('generated', 'library')"
+    )
+    assert errors and all(e is not None and e < 1e-4 for _, e in errors)

@@ -1,0 +1,55 @@
+"""The FX → .lir conversion, on graphs traced by make_fx (the aten graphs aot_autograd makes)."""
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from loupe import _C
+from loupe.fx_to_lir import ConversionError, fx_to_lir
+
+REGISTERED = set(_C.registered_ops())
+
+
+def convert(fn, *args, registered=REGISTERED):
+    return fx_to_lir(make_fx(fn)(*args), "g", registered)
+
+
+def test_names_types_and_attributes_follow_the_schema():
+    def layer_norm(x, w, b):
+        return torch.ops.aten.native_layer_norm(x, [4], w, b, 1e-5)[0] * 2.0
+
+    lir = convert(layer_norm, torch.randn(3, 4), torch.randn(4), torch.randn(4))
+    assert "graph @g(%x_1: f32[3,4], %w_1: f32[4], %b_1: f32[4]) -> (f32[3,4])" in lir.text
+    assert (
+        "= aten.native_layer_norm(%x_1, %w_1, %b_1) {eps=1e-05, normalized_shape=[4]}"
+        " : (f32[3,4], f32[3,1], f32[3,1])" in lir.text
+    )
+    # A number in a Tensor slot becomes the .Scalar overload's attribute.
+    assert "aten.mul.Scalar(%getitem) {other=2.0} : f32[3,4]" in lir.text
+    graph = _C.CompiledGraph(lir.text, _C.resolve_pipeline("default", []))
+    (out,) = graph.run([torch.ones(3, 4), torch.ones(4), torch.zeros(4)])
+    torch.testing.assert_close(out, torch.zeros(3, 4))
+
+
+def test_absent_optional_tensor_is_a_none_operand():
+    def norm(x):
+        return torch.ops.aten.native_layer_norm(x, [4], None, None, 1e-5)[0]
+
+    lir = convert(norm, torch.randn(2, 4))
+    assert "aten.native_layer_norm(%x_1, none, none)" in lir.text
+
+
+def test_non_contiguous_types_print_their_strides():
+    lir = convert(lambda x: x.t() + 1.0, torch.randn(2, 3))
+    assert "aten.t(%x_1) : f32[3,2]<strides=[1,3]>" in lir.text
+
+
+def test_unregistered_op_is_opaque_and_runs_through_the_fallback_table():
+    lir = convert(lambda x: torch.cumsum(x, 1), torch.randn(2, 3), registered=set())
+    assert "%cumsum = aten.cumsum(%x_1) {dim=1} : f32[2,3]" in lir.text
+    assert lir.fallbacks["cumsum"].target is torch.ops.aten.cumsum.default
+
+
+def test_unsupported_dtype_is_a_conversion_error():
+    with pytest.raises(ConversionError, match="complex64"):
+        convert(lambda x: x * 2, torch.randn(2, dtype=torch.complex64))

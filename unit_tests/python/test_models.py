@@ -1,0 +1,159 @@
+"""Real models through torch.compile(backend="loupe"): forward and backward against eager, a few
+training steps against eager, dynamic batch sizes, a graph break; and what the trace says about
+each of them (every pass recorded, forward and backward compiled, nothing left to the fallback).
+
+The models live in models.py, shared with scripts/aten_op_census.py.
+"""
+
+import copy
+
+import pytest
+import torch
+from conftest import query, show_json
+
+import models
+
+loupe_native = pytest.importorskip("loupe._C", reason="the loupe package is not installed (pip install .)")
+
+PIPELINE = loupe_native.default_pipeline()
+
+
+def compile_loupe(model, trace_path, **kwargs):
+    return torch.compile(model, backend="loupe", options={"trace": trace_path}, **kwargs)
+
+
+def forward_backward(model, inputs):
+    """Output, then the gradients of the floating inputs and of the parameters, for a fixed
+    random cotangent (a sum would hide errors that cancel, e.g. through softmax)."""
+    inputs = [t.detach().clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs]
+    y = model(*inputs)
+    cotangent = torch.randn(y.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    y.backward(cotangent.to(y.dtype))
+    grads = [t.grad for t in inputs if t.is_floating_point()] + [p.grad for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    return y.detach(), grads
+
+
+def in_float64(model, inputs):
+    return copy.deepcopy(model).double(), [t.double() if t.is_floating_point() else t for t in inputs]
+
+
+def assert_trace_complete(trace_path, *, graphs: int, graph_breaks: int = 0):
+    """`graphs` Dynamo graphs, each compiled as a forward and a backward, every pass recorded."""
+    compiles = query(trace_path, "SELECT id, graph_kind, status FROM compiles ORDER BY id")
+    assert sorted(kind for _, kind, _ in compiles) == ["backward"] * graphs + ["forward"] * graphs
+    assert [status for _, _, status in compiles] == ["ok"] * len(compiles)
+    for compile_id, kind, _ in compiles:
+        passes = query(
+            trace_path, "SELECT name, snapshot_id FROM passes WHERE compile_id = ? ORDER BY ordinal", compile_id
+        )
+        assert [name for name, _ in passes] == PIPELINE, kind
+        assert all(snapshot is not None for _, snapshot in passes), kind
+
+    shown = show_json(trace_path)
+    assert shown["compiles"] == 2 * graphs
+    assert shown["passes"] == len(PIPELINE) * shown["compiles"]
+    assert shown["graph_breaks"] == graph_breaks
+    assert shown["guards"] > 0
+    assert shown["fallback_nodes"] == 0, query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'")
+    return shown
+
+
+# Graphs Dynamo captures per model, and the graph breaks between them.
+EXPECTED_GRAPHS = {"graph_break": (2, 1)}
+
+
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_forward_and_backward_match_float64_eager(name, trace_path):
+    model, inputs = models.MODELS[name]()
+    reference, reference_inputs = in_float64(model, inputs)
+
+    y, grads = forward_backward(compile_loupe(model, trace_path), inputs)
+    y_ref, grads_ref = forward_backward(reference, reference_inputs)
+
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-4)
+    assert len(grads) == len(grads_ref)
+    for index, (grad, grad_ref) in enumerate(zip(grads, grads_ref)):
+        assert grad is not None, f"gradient {index} missing"
+        torch.testing.assert_close(grad, grad_ref.float(), rtol=1e-4, atol=1e-4, msg=f"gradient {index}")
+
+    graphs, breaks = EXPECTED_GRAPHS.get(name, (1, 0))
+    assert_trace_complete(trace_path, graphs=graphs, graph_breaks=breaks)
+
+
+def training_losses(model, inputs, optimizer_class, steps=5):
+    """Losses of `steps` optimizer steps on a fixed cotangent-weighted loss, and the final weights."""
+    optimizer = optimizer_class(model.parameters(), lr=1e-2)
+    target = None
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        y = model(*inputs)
+        if target is None:
+            target = torch.randn(y.shape, generator=torch.Generator().manual_seed(2))
+        loss = torch.nn.functional.mse_loss(y, target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, [p.detach().clone() for p in model.parameters()]
+
+
+# Training mode: batch norm uses batch statistics and updates its running stats.
+TRAINED_MODELS = ("mlp", "cnn", "attention", "gpt2")
+
+
+@pytest.mark.parametrize("optimizer_class", [torch.optim.SGD, torch.optim.AdamW], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", TRAINED_MODELS)
+def test_training_steps_track_eager(name, optimizer_class, trace_path):
+    model, inputs = models.MODELS[name]()
+    model.train()
+    reference = copy.deepcopy(model)
+
+    losses, weights = training_losses(compile_loupe(model, trace_path), inputs, optimizer_class)
+    losses_ref, weights_ref = training_losses(reference, inputs, optimizer_class)
+
+    assert losses[-1] < losses[0], losses
+    torch.testing.assert_close(losses, losses_ref, rtol=1e-4, atol=1e-5)
+    for index, (weight, weight_ref) in enumerate(zip(weights, weights_ref)):
+        torch.testing.assert_close(weight, weight_ref, rtol=1e-3, atol=1e-4, msg=f"parameter {index}")
+    for buffer, buffer_ref in zip(model.buffers(), reference.buffers()):
+        torch.testing.assert_close(buffer, buffer_ref, rtol=1e-4, atol=1e-5)
+    assert_trace_complete(trace_path, graphs=1)
+
+
+@pytest.mark.parametrize("name", models.DYNAMIC_MODELS)
+def test_dynamic_batch_sizes_compile_once(name, trace_path):
+    model, _ = models.MODELS[name]()
+    compiled = compile_loupe(model, trace_path, dynamic=True)
+    for batch in (2, 3, 5):
+        _, inputs = models.MODELS[name](batch=batch)
+        y, grads = forward_backward(compiled, inputs)
+        y_ref, grads_ref = forward_backward(model, inputs)
+        torch.testing.assert_close(y, y_ref, rtol=1e-4, atol=1e-4)
+        for index, (grad, grad_ref) in enumerate(zip(grads, grads_ref)):
+            torch.testing.assert_close(grad, grad_ref, rtol=1e-4, atol=1e-4, msg=f"batch {batch} gradient {index}")
+
+    shown = assert_trace_complete(trace_path, graphs=1)
+    assert shown["recompiles"] == 0
+    # The batch dim is symbolic in the recorded input graph.
+    (lir,) = query(
+        trace_path,
+        "SELECT s.lir FROM snapshots s JOIN passes p ON p.snapshot_id = s.id "
+        "JOIN compiles c ON c.id = p.compile_id WHERE c.graph_kind = 'forward' AND p.ordinal = 0",
+    )[0]
+    assert "[s" in lir, lir
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert"])
+def test_training_with_default_dropout_runs_compiled(name, trace_path):
+    """Dropout masks come from Loupe's own generator, so values differ from eager by design;
+    what must hold is that dropout is compiled (no fallback), scales what it keeps, and trains."""
+    model, inputs = models.MODELS[name](dropout=None)
+    model.train()
+    losses, _ = training_losses(compile_loupe(model, trace_path), inputs, torch.optim.AdamW)
+
+    assert all(torch.isfinite(torch.tensor(losses))), losses
+    assert losses[-1] < losses[0], losses
+    assert_trace_complete(trace_path, graphs=1)
+    ops = {op for (op,) in query(trace_path, "SELECT DISTINCT op FROM snapshot_nodes")}
+    assert {"aten.native_dropout", "aten.native_dropout_backward"} <= ops
