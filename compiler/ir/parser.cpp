@@ -331,7 +331,12 @@ private:
         std::string extra = word();
         if (extra == "strides") {
           expect('=', "after 'strides'");
+          size_t stridesAt = pos_;
           tensor.strides = dims("for strides");
+          if (tensor.strides->size() != tensor.shape.size())
+            fail(stridesAt, "strides has " + std::to_string(tensor.strides->size()) +
+                                " entries but the shape has " +
+                                std::to_string(tensor.shape.size()) + " dimensions");
         } else if (extra == "cpu") {
           tensor.device = Device{};
         } else if (extra == "cuda") {

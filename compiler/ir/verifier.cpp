@@ -28,8 +28,10 @@ public:
       if (!v->name().empty() && !names.insert(v->name()).second)
         fail(at, "value name %" + v->name() + " is defined twice");
     };
-    for (const auto& in : graph.inputs())
+    for (const auto& in : graph.inputs()) {
+      checkStrides(*in, nullptr);
       declare(in.get(), nullptr);
+    }
     for (Node* node : graph.nodes()) {
       for (size_t i = 0; i < node->numOperands(); ++i) {
         const Value* v = node->operand(i);
@@ -37,6 +39,8 @@ public:
           fail(node, "operand " + std::to_string(i) + " (%" + v->name() +
                          ") is not defined before this node in this graph");
       }
+      for (const Value* r : node->results())
+        checkStrides(*r, node);
       checkOp(*node);
       if (node->hasBody()) checkBody(*node);
       for (Value* r : node->results())
@@ -54,6 +58,16 @@ private:
   [[noreturn]] void fail(const Node* node, const std::string& message) {
     throw Error("verify", message,
                 ErrorContext{.graph = rootName_, .node = node ? node->describe() : ""});
+  }
+
+  // Everything that walks a layout indexes strides by dimension, so a rank mismatch is
+  // rejected here rather than read out of bounds later.
+  void checkStrides(const Value& v, const Node* at) {
+    if (!v.type().isTensor()) return;
+    const TensorType& t = v.type().tensor();
+    if (t.strides && t.strides->size() != t.shape.size())
+      fail(at, "%" + v.name() + " has " + std::to_string(t.strides->size()) + " strides for " +
+                   std::to_string(t.shape.size()) + " dimensions");
   }
 
   void checkOp(const Node& node) {

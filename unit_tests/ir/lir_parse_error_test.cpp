@@ -33,6 +33,8 @@ TEST(LirParseErrorTest, ErrorsNameLineColumnAndExpectation) {
       {"graph @f() -> () {\n  %a, %a = a() : (f32[], f32[])\n  return\n}", 2, 7,
        "value %a is defined twice"},
       {"graph @f(%x: g32[4]) -> () {\n  return\n}", 1, 14, "unknown dtype 'g32'"},
+      {"graph @f(%x: f32[4, 2]<strides=[1]>) -> () {\n  return\n}", 1, 32,
+       "strides has 1 entries but the shape has 2 dimensions"},
       {"graph @f() -> () {\n  %0 = a() {s=\"abc} : f32[]\n  return\n}", 2, 15,
        "unterminated string"},
       {"graph @f() -> () {\n  %0 = a() {s=\"a\\qb\"} : f32[]\n  return\n}", 2, 17,

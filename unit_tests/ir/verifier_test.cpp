@@ -62,6 +62,14 @@ TEST(VerifierTest, RejectsADuplicateName) {
   expectRejected(m.g, "%x = aten.mm", "%x is defined twice");
 }
 
+TEST(VerifierTest, RejectsStridesOfTheWrongRank) {
+  MatmulGraph m;
+  TensorType t = f32({s0, 16});
+  t.strides = Shape{SymExpr(1)};
+  m.mm->result()->setType(t);
+  expectRejected(m.g, "%y = aten.mm", "%y has 1 strides for 2 dimensions");
+}
+
 TEST(VerifierTest, RejectsWrongOperandCount) {
   MatmulGraph m;
   m.mm->setOperands({m.x});
