@@ -6,8 +6,9 @@
 // - fused groups and lone Elementwise/Reduction ops: generated C++ when the CPU code generator
 //   supports them (its source is kept in the choice), else the reference implementation, with
 //   the code generator's reason;
-// - aten.mm and aten.bmm in f32/f64: OpenBLAS sgemm/dgemm; other matmuls run the reference;
-// - aten.convolution in f32/f64: im2col followed by a BLAS gemm;
+// - ops with a CPU library kernel (findCpuLibraryKernel: mm/bmm through OpenBLAS, 2-D
+//   convolution as im2col+gemm, batch norm forward, each in f32/f64): that kernel; a matmul or
+//   convolution it does not cover runs the reference, with the library's reason;
 // - View ops: no kernel, the result aliases the input;
 // - every other registered op: its reference implementation (Loupe's runtime);
 // - unregistered (opaque) ops: the frontend's fallback (eager PyTorch).
@@ -17,6 +18,7 @@
 #include <memory>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/op_registry.h"
 #include "passes/pipeline.h"
@@ -26,15 +28,6 @@ namespace loupe {
 namespace {
 
 const std::string kCpu = "cpu";
-
-bool isBlasDType(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F64;
-}
-
-DType firstResultDType(const Node& node) {
-  return node.numResults() && node.result()->type().isTensor() ? node.result()->tensorType().dtype
-                                                               : DType::F32;
-}
 
 std::string generatedFlavour(const Node& node, const OpInfo* info) {
   if (node.op() == "loupe.fused") return "generated:" + node.attrs().getString("kind");
@@ -65,12 +58,15 @@ public:
       setFallback(choice);
     else if (isCodegenCandidate(node, info))
       chooseGenerated(node, info, choice);
-    else if (info->kind == OpKind::Matmul)
-      chooseMatmul(node, choice);
-    else if (node.op() == "aten.convolution" && isBlasDType(firstResultDType(node)))
-      setLibrary(choice, "im2col+gemm", "convolution as im2col and one BLAS gemm per group",
-                 {KernelKind::Generated, kCpu, "no generated convolution; im2col+gemm is faster"});
-    else if (info->kind == OpKind::View)
+    else if (std::string whyNot; auto library = findCpuLibraryKernel(node, &whyNot))
+      setLibrary(choice, library->implementation, library->reason,
+                 {KernelKind::Generated, kCpu, library->whyNotGenerated});
+    else if (info->kind == OpKind::Matmul || node.op() == "aten.convolution") {
+      setReference(choice, "the library kernel does not apply: " + whyNot);
+      choice.rejected.push_back(
+          {KernelKind::Generated, kCpu,
+           info->kind == OpKind::Matmul ? "no generated matmul" : "no generated convolution"});
+    } else if (info->kind == OpKind::View)
       setKind(choice, KernelKind::View, "alias", "no kernel: aliases its input");
     else
       setReference(choice, "Loupe's runtime implementation of " + node.op());
@@ -119,20 +115,6 @@ private:
       setReference(choice, "generated code does not support it: " + whyNot);
       choice.rejected.push_back({KernelKind::Generated, kCpu, whyNot});
     }
-  }
-
-  static void chooseMatmul(const Node& node, KernelChoice& choice) {
-    DType dtype = firstResultDType(node);
-    bool blasOp = node.op() == "aten.mm" || node.op() == "aten.bmm";
-    if (blasOp && isBlasDType(dtype)) {
-      setLibrary(choice, dtype == DType::F32 ? "openblas:sgemm" : "openblas:dgemm",
-                 "BLAS gemm for " + std::string(dtypeName(dtype)),
-                 {KernelKind::Generated, kCpu, "no generated matmul; BLAS is faster"});
-      return;
-    }
-    setReference(choice, blasOp ? "BLAS has no gemm for " + std::string(dtypeName(dtype))
-                                : "no BLAS binding for " + node.op());
-    choice.rejected.push_back({KernelKind::Generated, kCpu, "no generated matmul"});
   }
 
   std::string target_;

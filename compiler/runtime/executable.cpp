@@ -47,11 +47,11 @@ std::vector<const Tensor*> pointers(const std::vector<Tensor>& tensors) {
 }
 
 void runReferenceInto(const OpInfo& info, const Node& node,
-                      const std::vector<const Tensor*>& inputs, const SymbolBindings& bindings,
+                      const std::vector<const Tensor*>& inputs, const AttrMap& boundAttrs,
                       std::vector<Tensor>& outputs) {
   if (!info.reference) throw Error("runtime", node.op() + " has no reference implementation");
   std::vector<Tensor> contiguousInputs = packed(inputs);
-  info.reference(pointers(contiguousInputs), node.attrs().bound(bindings), outputs);
+  info.reference(pointers(contiguousInputs), boundAttrs, outputs);
 }
 
 // Runs a graph (a fused group's body) node by node with reference implementations and views.
@@ -103,6 +103,22 @@ struct Executable::Step {
   const OpInfo* info = nullptr;
   CpuKernelFn function = nullptr;
   CpuKernelSignature signature;
+  // Per operand: its slot, or -1 for an absent operand or an index operand (then `indexValue`).
+  std::vector<int> operandSlots;
+  std::vector<const SymExpr*> indexValues;
+  std::vector<int> resultSlots;
+  std::vector<int> bufferSlots; // results computed into a preallocated buffer, in order
+  AttrMap boundAttrs;           // the node's attributes under the laid-out binding
+  KernelStats* stats = nullptr; // into stats_, found on the step's first run
+};
+
+struct Executable::Buffer {
+  int slot;
+  int step;
+  int lastUse; // step; steps_.size() for buffers a returned view keeps alive
+  bool output;
+  const TensorType* type;
+  std::vector<int64_t> shape; // under the laid-out binding
 };
 
 Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions options)
@@ -155,6 +171,94 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
   auto next = functions.begin();
   for (Step& step : steps_)
     if (step.kind == StepKind::Generated) step.function = *next++;
+  planSlots();
+}
+
+// Everything about where values live that does not depend on sizes: slots, which buffers each
+// step computes into, and how long each buffer must live (a view lives in its input's buffer).
+void Executable::planSlots() {
+  std::map<const Value*, int> slotOf;
+  for (size_t i = 0; i < graph_->numInputs(); ++i)
+    slotOf.emplace(graph_->input(i), static_cast<int>(i));
+  std::map<const Value*, const Value*> root;
+  std::map<const Value*, int> lastUse;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    const Node& node = *step.node;
+    for (const Value* operand : node.operands()) {
+      bool index = operand && operand->type().isIndex();
+      step.operandSlots.push_back(operand && !index ? slotOf.at(operand) : -1);
+      step.indexValues.push_back(index ? &operand->type().indexValue() : nullptr);
+      if (operand && root.count(operand)) lastUse[root[operand]] = static_cast<int>(s);
+    }
+    for (const Value* result : node.results()) {
+      int slot = static_cast<int>(slotOf.size());
+      slotOf.emplace(result, slot);
+      step.resultSlots.push_back(slot);
+      if (!result->type().isTensor()) continue;
+      const Value* viewed = step.kind == StepKind::View ? node.operand(0) : nullptr;
+      root[result] = !viewed ? result : root.count(viewed) ? root[viewed] : viewed;
+      lastUse.emplace(root[result], static_cast<int>(s));
+    }
+  }
+  // Views returned as outputs are copied at the very end, so their buffers must last until then.
+  for (const Value* output : graph_->outputs())
+    if (root.count(output)) lastUse[root[output]] = static_cast<int>(steps_.size());
+  std::set<const Value*> outputs(graph_->outputs().begin(), graph_->outputs().end());
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    if (steps_[s].kind == StepKind::View) continue;
+    for (const Value* result : steps_[s].node->results()) {
+      if (!result->type().isTensor()) continue;
+      int slot = slotOf.at(result);
+      steps_[s].bufferSlots.push_back(slot);
+      buffers_.push_back({slot,
+                          static_cast<int>(s),
+                          lastUse[result],
+                          outputs.count(result) > 0,
+                          &result->tensorType(),
+                          {}});
+    }
+  }
+  slots_.resize(slotOf.size());
+  std::set<const Value*> returned;
+  for (const Value* output : graph_->outputs()) {
+    outputSlots_.push_back(output->type().isIndex() ? -1 : slotOf.at(output));
+    // Only outputs computed straight into their own allocation may be handed out as they are.
+    outputOwned_.push_back(output->definingNode() && root.count(output) && root[output] == output &&
+                           returned.insert(output).second);
+  }
+}
+
+void Executable::layOut(const SymbolBindings& bindings) {
+  std::vector<BufferInterval> intervals;
+  for (Buffer& buffer : buffers_) {
+    buffer.shape = evaluateShape(buffer.type->shape, bindings);
+    if (buffer.output) continue;
+    int64_t bytes = static_cast<int64_t>(dtypeSize(buffer.type->dtype));
+    for (int64_t size : buffer.shape)
+      bytes *= size;
+    intervals.push_back({bytes, buffer.step, buffer.lastUse});
+  }
+  ArenaLayout layout = layoutArena(intervals);
+  if (!arena_.defined() || arena_.numel() < layout.arenaBytes)
+    arena_ = Tensor::empty(DType::U8, {layout.arenaBytes});
+  bufferTensors_.assign(buffers_.size(), Tensor());
+  auto offset = layout.offsets.begin();
+  for (size_t b = 0; b < buffers_.size(); ++b)
+    if (!buffers_[b].output)
+      bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + *offset++, buffers_[b].type->dtype,
+                                         buffers_[b].shape);
+  for (Step& step : steps_)
+    if (step.kind == StepKind::Library || step.kind == StepKind::View ||
+        step.kind == StepKind::Reference)
+      step.boundAttrs = step.node->attrs().bound(bindings);
+  laidOutFor_ = bindings;
+}
+
+void Executable::resetStats() {
+  stats_ = {};
+  for (Step& step : steps_)
+    step.stats = nullptr;
 }
 
 Executable::~Executable() = default;
@@ -187,47 +291,49 @@ SymbolBindings Executable::bind(const std::vector<Tensor>& inputs) const {
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value* input = graph_->input(i);
-    auto check = [&](const SymExpr& expected, int64_t actual, const std::string& where) {
+    // `where` names the checked dim only when it disagrees, so a good call builds no strings.
+    auto check = [&](const SymExpr& expected, int64_t actual, auto where) {
       int64_t value = 0;
       try {
         value = expected.evaluate(bindings);
       } catch (const std::out_of_range&) {
-        throw Error("runtime", where + " of input " + valueLabel(input) + " is " + expected.str() +
-                                   ", which no input dim binds");
+        throw Error("runtime", where() + " of input " + valueLabel(input) + " is " +
+                                   expected.str() + ", which no input dim binds");
       }
       if (value != actual)
-        throw Error("runtime", where + " of input " + valueLabel(input) + " is " +
+        throw Error("runtime", where() + " of input " + valueLabel(input) + " is " +
                                    std::to_string(actual) + " but the graph expects " +
                                    expected.str() + " = " + std::to_string(value));
     };
     if (input->type().isIndex()) {
-      check(input->type().indexValue(), static_cast<int64_t>(inputs[i].at(0)), "the value");
+      check(input->type().indexValue(), static_cast<int64_t>(inputs[i].at(0)),
+            [] { return std::string("the value"); });
       continue;
     }
     for (size_t d = 0; d < input->tensorType().rank(); ++d)
-      check(input->tensorType().shape[d], inputs[i].size(d), "dim " + std::to_string(d));
+      check(input->tensorType().shape[d], inputs[i].size(d),
+            [d] { return "dim " + std::to_string(d); });
   }
   return bindings;
 }
 
-void Executable::execute(Step& step, const SymbolBindings& bindings,
-                         std::map<const Value*, Tensor>& values) {
+void Executable::execute(Step& step, const SymbolBindings& bindings) {
   const Node& node = *step.node;
   std::vector<Tensor> indexOperands; // keeps 0-d tensors for index operands alive
-  indexOperands.reserve(node.numOperands());
+  indexOperands.reserve(step.operandSlots.size());
   std::vector<const Tensor*> inputs;
-  for (const Value* operand : node.operands()) {
-    if (!operand)
-      inputs.push_back(nullptr);
-    else if (operand->type().isIndex()) {
-      indexOperands.push_back(indexTensor(operand->type().indexValue().evaluate(bindings)));
+  inputs.reserve(step.operandSlots.size());
+  for (size_t i = 0; i < step.operandSlots.size(); ++i) {
+    if (step.indexValues[i]) {
+      indexOperands.push_back(indexTensor(step.indexValues[i]->evaluate(bindings)));
       inputs.push_back(&indexOperands.back());
     } else
-      inputs.push_back(&values.at(operand));
+      inputs.push_back(step.operandSlots[i] < 0 ? nullptr : &slots_[step.operandSlots[i]]);
   }
   std::vector<Tensor> outputs;
-  for (const Value* result : node.results())
-    if (values.count(result)) outputs.push_back(values[result]);
+  outputs.reserve(step.bufferSlots.size());
+  for (int slot : step.bufferSlots)
+    outputs.push_back(slots_[slot]);
 
   auto start = std::chrono::steady_clock::now();
   switch (step.kind) {
@@ -239,10 +345,10 @@ void Executable::execute(Step& step, const SymbolBindings& bindings,
     break;
   }
   case StepKind::Library:
-    runCpuLibraryKernel(node, node.attrs().bound(bindings), inputs, outputs);
+    runCpuLibraryKernel(node, step.boundAttrs, inputs, outputs);
     break;
   case StepKind::Reference:
-    runReferenceInto(*step.info, node, inputs, bindings, outputs);
+    runReferenceInto(*step.info, node, inputs, step.boundAttrs, outputs);
     break;
   case StepKind::Interpret: {
     std::vector<Tensor> results = interpret(*node.body(), inputs, bindings, registry_);
@@ -251,7 +357,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings,
     break;
   }
   case StepKind::View:
-    outputs = {step.info->view(*inputs.at(0), node.attrs().bound(bindings))};
+    outputs = {step.info->view(*inputs.at(0), step.boundAttrs)};
     break;
   case StepKind::Fallback: {
     if (!options_.fallback)
@@ -263,11 +369,15 @@ void Executable::execute(Step& step, const SymbolBindings& bindings,
     break;
   }
   }
-  KernelStats& stats = stats_.kernels[step.kernel];
-  stats.implementation = step.implementation;
-  stats.calls++;
-  stats.totalMs +=
+  double elapsedMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!step.stats) {
+    step.stats = &stats_.kernels[step.kernel];
+    step.stats->implementation = step.implementation;
+  }
+  KernelStats& stats = *step.stats;
+  stats.calls++;
+  stats.totalMs += elapsedMs;
   if (options_.afterStep) options_.afterStep(step.kernel, outputs);
 
   if (options_.check && (step.kind == StepKind::Generated || step.kind == StepKind::Library)) {
@@ -283,84 +393,47 @@ void Executable::execute(Step& step, const SymbolBindings& bindings,
       recordError(outputs[r], expected[r], stats);
   }
   for (size_t r = 0; r < outputs.size(); ++r)
-    values[node.result(r)] = outputs[r];
+    slots_[step.resultSlots[r]] = std::move(outputs[r]);
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   SymbolBindings bindings = bind(inputs);
-  std::map<const Value*, Tensor> values;
+  if (!laidOutFor_ || *laidOutFor_ != bindings) layOut(bindings);
   for (size_t i = 0; i < inputs.size(); ++i)
-    values[graph_->input(i)] = inputs[i];
-
-  // Which arena buffer each value lives in (a view lives in its input's), and until when.
-  std::map<const Value*, const Value*> root;
-  std::map<const Value*, int> lastUse;
-  std::set<const Value*> outputs(graph_->outputs().begin(), graph_->outputs().end());
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    const Node& node = *steps_[s].node;
-    for (const Value* operand : node.operands())
-      if (operand && root.count(operand)) lastUse[root[operand]] = static_cast<int>(s);
-    for (const Value* result : node.results()) {
-      if (!result->type().isTensor()) continue;
-      const Value* viewed = steps_[s].kind == StepKind::View ? node.operand(0) : nullptr;
-      root[result] = !viewed ? result : root.count(viewed) ? root[viewed] : viewed;
-      lastUse.emplace(root[result], static_cast<int>(s));
-    }
-  }
-  // Views returned as outputs are copied at the very end, so their buffers must last until then.
-  for (const Value* output : graph_->outputs())
-    if (root.count(output)) lastUse[root[output]] = static_cast<int>(steps_.size());
-  std::vector<BufferInterval> intervals;
-  std::vector<const Value*> arenaValues;
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    const Node& node = *steps_[s].node;
-    for (const Value* result : node.results()) {
-      if (!result->type().isTensor() || steps_[s].kind == StepKind::View) continue;
-      const TensorType& type = result->tensorType();
-      std::vector<int64_t> shape = evaluateShape(type.shape, bindings);
-      if (outputs.count(result)) {
-        values[result] = Tensor::empty(type.dtype, shape);
-        continue;
-      }
-      int64_t bytes = static_cast<int64_t>(dtypeSize(type.dtype));
-      for (int64_t size : shape)
-        bytes *= size;
-      intervals.push_back({bytes, static_cast<int>(s), lastUse[result]});
-      arenaValues.push_back(result);
-    }
-  }
-  ArenaLayout layout = layoutArena(intervals);
-  if (!arena_.defined() || arena_.numel() < layout.arenaBytes)
-    arena_ = Tensor::empty(DType::U8, {layout.arenaBytes});
-  for (size_t b = 0; b < arenaValues.size(); ++b) {
-    const TensorType& type = arenaValues[b]->tensorType();
-    values[arenaValues[b]] = Tensor::borrow(arena_.dataAs<char>() + layout.offsets[b], type.dtype,
-                                            evaluateShape(type.shape, bindings));
-  }
+    slots_[i] = inputs[i];
+  for (size_t b = 0; b < buffers_.size(); ++b)
+    slots_[buffers_[b].slot] = buffers_[b].output
+                                   ? Tensor::empty(buffers_[b].type->dtype, buffers_[b].shape)
+                                   : bufferTensors_[b];
 
   for (Step& step : steps_) {
+    // Built only on failure: describing a node costs more than running a small kernel.
+    auto where = [&] {
+      // A failed run must not keep the caller's inputs or half-computed outputs alive.
+      std::fill(slots_.begin(), slots_.end(), Tensor());
+      return ErrorContext{.graph = graph_->name(), .node = step.node->describe()};
+    };
     try {
-      execute(step, bindings, values);
+      execute(step, bindings);
     } catch (const Error& error) {
-      throw error.withContext(ErrorContext{.graph = graph_->name(), .node = step.node->describe()});
+      throw error.withContext(where());
     } catch (const std::exception& error) {
-      throw Error("runtime", error.what(),
-                  ErrorContext{.graph = graph_->name(), .node = step.node->describe()});
+      throw Error("runtime", error.what(), where());
     }
   }
 
   std::vector<Tensor> results;
-  std::set<const Value*> returned;
-  for (const Value* output : graph_->outputs()) {
-    if (output->type().isIndex()) {
-      results.push_back(indexTensor(output->type().indexValue().evaluate(bindings)));
+  results.reserve(outputSlots_.size());
+  for (size_t o = 0; o < outputSlots_.size(); ++o) {
+    if (outputSlots_[o] < 0) {
+      results.push_back(indexTensor(graph_->outputs()[o]->type().indexValue().evaluate(bindings)));
       continue;
     }
-    // Only outputs computed straight into their own allocation may be handed out as they are.
-    bool owned = output->definingNode() && root.count(output) && root[output] == output &&
-                 returned.insert(output).second;
-    results.push_back(owned ? values.at(output) : values.at(output).clone());
+    const Tensor& value = slots_[outputSlots_[o]];
+    results.push_back(outputOwned_[o] ? value : value.clone());
   }
+  // Drop this run's tensors so that inputs and returned outputs are not kept alive.
+  std::fill(slots_.begin(), slots_.end(), Tensor());
   return results;
 }
 

@@ -6,8 +6,9 @@
 // interpreting their body with reference implementations, other registered ops through their
 // reference, unregistered ops through the fallback. So any verified graph can run.
 //
-// Memory: intermediates live in one arena per executable, laid out for each run's concrete
-// sizes with layoutArena and reused across runs while it is large enough. Graph outputs are
+// Memory: intermediates live in one arena per executable, laid out with layoutArena for the
+// concrete sizes of a symbol binding; the layout is kept until a run binds the symbols
+// differently, and the arena is reused across runs while it is large enough. Graph outputs are
 // allocated on their own, and an output that aliases an input or the arena (a view, or an input
 // returned as is) is copied, so returned tensors never alias anything else.
 #pragma once
@@ -15,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,18 +74,29 @@ public:
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
 
   const ExecutionStats& stats() const { return stats_; }
-  void resetStats() { stats_ = {}; }
+  void resetStats();
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
 
 private:
   struct Step;
+  struct Buffer;
   SymbolBindings bind(const std::vector<Tensor>& inputs) const;
-  void execute(Step& step, const SymbolBindings& bindings, std::map<const Value*, Tensor>& values);
+  void planSlots();
+  void layOut(const SymbolBindings& bindings);
+  void execute(Step& step, const SymbolBindings& bindings);
 
   std::unique_ptr<Graph> graph_;
   ExecutableOptions options_;
   const OpRegistry& registry_;
   std::vector<Step> steps_;
+  // Every value a run holds has a slot: the graph's inputs first, then each step's results.
+  std::vector<Tensor> slots_;
+  std::vector<Buffer> buffers_;  // the tensors steps compute into, in step order
+  std::vector<int> outputSlots_; // -1 for an index output
+  std::vector<bool> outputOwned_;
+  // The layout of the last binding: an arena view per arena buffer, a shape per output buffer.
+  std::optional<SymbolBindings> laidOutFor_;
+  std::vector<Tensor> bufferTensors_;
   Tensor arena_;
   ExecutionStats stats_;
 };

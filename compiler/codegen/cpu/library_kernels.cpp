@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "compiler/ir/error.h"
@@ -122,32 +123,117 @@ void convolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attr
   }
 }
 
+// One channel's parameter, or `fallback` where the optional operand is absent.
+template <typename T>
+std::vector<T> perChannel(const std::vector<const Tensor*>& inputs, size_t i, int64_t channels,
+                          T fallback) {
+  if (i >= inputs.size() || !inputs[i])
+    return std::vector<T>(static_cast<size_t>(channels), fallback);
+  Tensor packed = inputs[i]->contiguous();
+  return {packed.dataAs<T>(), packed.dataAs<T>() + channels};
+}
+
+// The batch norm forms' forward in the input's precision; only the per-channel statistics
+// accumulate in double, so a large channel does not lose the mean to rounding.
+template <typename T>
+void batchNorm(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+  Tensor x = inputs[0]->contiguous();
+  int64_t batch = x.size(0), channels = x.size(1);
+  int64_t inner = batch * channels == 0 ? 0 : x.numel() / (batch * channels);
+  bool training = attrs.getBool("training", false);
+  double eps = attrs.getFloat("eps"), momentum = attrs.getFloat("momentum");
+  std::vector<T> weight = perChannel<T>(inputs, 1, channels, T(1)),
+                 bias = perChannel<T>(inputs, 2, channels, T(0)),
+                 runMean = perChannel<T>(inputs, 3, channels, T(0)),
+                 runVar = perChannel<T>(inputs, 4, channels, T(1));
+  std::vector<double> mean(runMean.begin(), runMean.end()), var(runVar.begin(), runVar.end());
+  const T* in = x.dataAs<T>();
+  auto plane = [&](int64_t n, int64_t c) { return (n * channels + c) * inner; };
+  if (training)
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t i = 0; i < inner; ++i)
+          sum += in[plane(n, c) + i];
+      mean[c] = sum / static_cast<double>(batch * inner);
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t i = 0; i < inner; ++i) {
+          double d = in[plane(n, c) + i] - mean[c];
+          squares += d * d;
+        }
+      var[c] = squares / static_cast<double>(batch * inner);
+    }
+  T* out = outputs[0].dataAs<T>();
+  for (int64_t c = 0; c < channels; ++c) {
+    double rstd = 1.0 / std::sqrt(var[c] + eps);
+    auto scale = static_cast<T>(rstd * weight[c]);
+    auto shift = static_cast<T>(bias[c] - mean[c] * rstd * weight[c]);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t i = 0; i < inner; ++i)
+        out[plane(n, c) + i] = in[plane(n, c) + i] * scale + shift;
+    if (outputs[1].numel() > 0) {
+      outputs[1].dataAs<T>()[c] = static_cast<T>(mean[c]);
+      outputs[2].dataAs<T>()[c] = static_cast<T>(rstd);
+    }
+    if (outputs.size() < 5) continue; // only the functional form returns new running stats
+    auto n = static_cast<double>(batch * inner);
+    bool update = training && inputs.size() > 4 && inputs[3] && inputs[4];
+    outputs[3].dataAs<T>()[c] =
+        update ? static_cast<T>(momentum * mean[c] + (1 - momentum) * runMean[c]) : runMean[c];
+    outputs[4].dataAs<T>()[c] =
+        update ? static_cast<T>(momentum * var[c] * n / (n - 1) + (1 - momentum) * runVar[c])
+               : runVar[c];
+  }
+}
+
+bool isBatchNorm(const std::string& op) {
+  return op == "aten._native_batch_norm_legit_functional" ||
+         op == "aten._native_batch_norm_legit_no_training" || op == "aten.native_batch_norm";
+}
+
 bool isBlasDType(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F64;
 }
 
 } // namespace
 
-bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
-  auto no = [&](std::string why) {
+std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::string* whyNot) {
+  auto no = [&](std::string why) -> std::optional<CpuLibraryKernel> {
     if (whyNot) *whyNot = std::move(why);
-    return false;
+    return std::nullopt;
   };
   const std::string& op = node.op();
-  if (op != "aten.mm" && op != "aten.bmm" && op != "aten.convolution")
+  bool matmul = op == "aten.mm" || op == "aten.bmm";
+  if (!matmul && op != "aten.convolution" && !isBatchNorm(op))
     return no("no library kernel for " + op);
-  DType dtype = node.result()->tensorType().dtype;
-  if (!isBlasDType(dtype)) return no("library kernels compute in f32 or f64 only");
+  if (!node.numResults() || !node.result(0)->type().isTensor())
+    return no(op + " has no tensor result");
+  DType dtype = node.result(0)->tensorType().dtype;
+  if (!isBlasDType(dtype))
+    return no("library kernels compute in f32 or f64 only, not " + std::string(dtypeName(dtype)));
   for (const Value* operand : node.operands())
     if (operand && (!operand->type().isTensor() || operand->tensorType().dtype != dtype))
       return no("library kernels need every operand in the result's dtype");
+  for (const Value* result : node.results())
+    if (!result->type().isTensor() || result->tensorType().dtype != dtype)
+      return no("library kernels need every result in the first result's dtype");
+  std::string precision(dtypeName(dtype));
+  if (matmul)
+    return CpuLibraryKernel{dtype == DType::F32 ? "openblas:sgemm" : "openblas:dgemm",
+                            "BLAS gemm for " + precision, "no generated matmul; BLAS is faster"};
   if (op == "aten.convolution") {
     if (node.operand(0)->tensorType().rank() != 4)
       return no("only 2-D convolution has a library kernel");
     if (node.attrs().getBool("transposed", false))
       return no("transposed convolution has no library kernel");
+    return CpuLibraryKernel{"im2col+gemm", "convolution as im2col and one BLAS gemm per group",
+                            "no generated convolution; im2col+gemm is faster"};
   }
-  return true;
+  return CpuLibraryKernel{"batch-norm:" + precision,
+                          "per-channel statistics in double, normalisation in " + precision,
+                          "batch norm is not an elementwise or reduction op the code generator "
+                          "handles"};
 }
 
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
@@ -163,6 +249,8 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
   else if (op == "aten.convolution")
     f64 ? convolution2d<double>(inputs, attrs, outputs[0])
         : convolution2d<float>(inputs, attrs, outputs[0]);
+  else if (isBatchNorm(op))
+    f64 ? batchNorm<double>(inputs, attrs, outputs) : batchNorm<float>(inputs, attrs, outputs);
   else
     throw Error("runtime", "no library kernel for " + op, ErrorContext{.node = node.describe()});
 }

@@ -1,8 +1,10 @@
 // Hand-written CPU kernels backed by BLAS: aten.mm and aten.bmm as one gemm per matrix, 2-D
-// aten.convolution as im2col followed by a gemm per image and group. Inputs may be strided
-// views (transposed operands go to BLAS as transposes, anything else is packed first).
+// aten.convolution as im2col followed by a gemm per image and group; the batch norm forms'
+// forward in the input's precision. Inputs may be strided views (transposed operands go to BLAS
+// as transposes, anything else is packed first).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,8 +13,21 @@
 
 namespace loupe {
 
-// Whether a library kernel handles this node (op, dtypes, attributes); when not, why.
-bool hasCpuLibraryKernel(const Node& node, std::string* whyNot);
+// What kernel selection records for a node a library kernel handles.
+struct CpuLibraryKernel {
+  std::string implementation;  // e.g. "openblas:sgemm", "im2col+gemm", "batch-norm:f32"
+  std::string reason;          // why this kernel
+  std::string whyNotGenerated; // why the code generator is not used instead
+};
+
+// The library kernel for this node (op, dtypes, attributes), or nullopt and, when whyNot is
+// given, why none applies. Kernel selection and the runtime both ask this one function, so the
+// trace always names the kernel that actually runs.
+std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::string* whyNot);
+
+inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
+  return findCpuLibraryKernel(node, whyNot).has_value();
+}
 
 // `attrs` are the node's attributes with symbols bound; `outputs` are preallocated and
 // contiguous, with the node's result shapes.

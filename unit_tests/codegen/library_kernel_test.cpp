@@ -1,0 +1,64 @@
+// Library kernels that replace double-precision references: each form runs through the
+// executable's Library step in check mode, which measures it against the reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "unit_tests/codegen/codegen_test_support.h"
+
+namespace loupe::testing {
+namespace {
+
+struct BatchNormCase {
+  std::string op;
+  std::optional<bool> training; // absent for the inference-only form
+  size_t results;
+};
+
+class BatchNormLibraryKernel : public ::testing::TestWithParam<BatchNormCase> {};
+
+TEST_P(BatchNormLibraryKernel, MatchesTheReferenceOnRandomInputs) {
+  const BatchNormCase& form = GetParam();
+  Graph graph("batch_norm");
+  std::vector<Value*> operands = {graph.addInput(tensorType(DType::F32, {4, 3, 5, 6}), "x")};
+  for (const char* name : {"weight", "bias", "running_mean", "running_var"})
+    operands.push_back(graph.addInput(tensorType(DType::F32, {3}), name));
+  AttrMap attrs;
+  if (form.training) attrs.set("training", *form.training);
+  attrs.set("momentum", 0.1);
+  attrs.set("eps", 1e-5);
+  std::vector<Value*> results = GraphBuilder(graph, nullptr).opResults(form.op, operands, attrs);
+  ASSERT_EQ(results.size(), form.results);
+  graph.setOutputs(results);
+  Node* node = results[0]->definingNode();
+  node->attrs().set("kernel", "bn");
+  Plan plan;
+  plan.kernels.push_back({.name = "bn", .op = form.op, .kind = KernelKind::Library});
+  ExecutableOptions options;
+  options.compiler.cacheDir = testCacheDir();
+  options.check = true;
+  Executable executable(graph, plan, options);
+  Tensor runningVar = randomTensor(DType::F32, {3}, 5);
+  for (int64_t c = 0; c < 3; ++c) // a variance is positive
+    runningVar.set(c, 0.5 + std::abs(runningVar.at(c)));
+  executable.run({randomTensor(DType::F32, {4, 3, 5, 6}, 1), randomTensor(DType::F32, {3}, 2),
+                  randomTensor(DType::F32, {3}, 3), randomTensor(DType::F32, {3}, 4), runningVar});
+  const KernelStats& stats = executable.stats().kernels.at("bn");
+  EXPECT_EQ(stats.implementation, "library:" + form.op);
+  EXPECT_EQ(stats.calls, 1);
+  EXPECT_LT(stats.maxAbsError, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, BatchNormLibraryKernel,
+    ::testing::Values(BatchNormCase{"aten._native_batch_norm_legit_no_training", std::nullopt, 3},
+                      BatchNormCase{"aten._native_batch_norm_legit_functional", true, 5},
+                      BatchNormCase{"aten._native_batch_norm_legit_functional", false, 5},
+                      BatchNormCase{"aten.native_batch_norm", true, 3}),
+    [](const auto& info) {
+      return std::to_string(info.index) + "_" + std::to_string(info.param.results) + "results";
+    });
+
+} // namespace
+} // namespace loupe::testing
