@@ -19,6 +19,14 @@ struct SymExpr::Atom {
 
 namespace {
 
+int64_t gcdOf(int64_t a, int64_t b) {
+  while (b) {
+    a %= b;
+    std::swap(a, b);
+  }
+  return a < 0 ? -a : a;
+}
+
 int64_t floorDivInt(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -222,16 +230,36 @@ SymExpr SymExpr::floorDiv(const SymExpr& numerator, const SymExpr& denominator) 
       }
     }
     SymExpr result = fromTerms(std::move(divisible));
+    // floor(g*R / (g*c)) == floor(R / c): (24*s0)//48 is s0//2.
+    int64_t common = *den < 0 ? -*den : *den;
+    for (const Term& t : rest)
+      common = gcdOf(common, t.coefficient);
+    int64_t reducedDen = *den;
+    if (common > 1) {
+      for (Term& t : rest)
+        t.coefficient /= common;
+      reducedDen /= common;
+    }
     SymExpr remainder = fromTerms(std::move(rest));
-    if (auto r = remainder.constant()) return result + SymExpr(floorDivInt(*r, *den));
+    if (auto r = remainder.constant()) return result + SymExpr(floorDivInt(*r, reducedDen));
+    if (reducedDen == 1) return result + remainder;
     auto atom = std::make_shared<Atom>();
     atom->kind = Atom::Kind::FloorDiv;
     atom->lhs = remainder;
-    atom->rhs = denominator;
-    atom->key = operandStr(remainder) + "//" + operandStr(denominator);
+    atom->rhs = SymExpr(reducedDen);
+    atom->key = operandStr(remainder) + "//" + operandStr(atom->rhs);
     return result + fromAtom(std::move(atom));
   }
   if (auto q = numerator.exactDiv(denominator)) return *q;
+  // (s1*s0)//(2*s1) is s0//2: a symbolic factor of the denominator that divides every term of
+  // the numerator cancels (dims are positive).
+  if (denominator.terms_.size() == 1 && !denominator.terms_[0].atoms.empty()) {
+    Term monomial = denominator.terms_[0];
+    int64_t coefficient = monomial.coefficient;
+    monomial.coefficient = 1;
+    if (auto q = numerator.exactDiv(fromTerms({monomial})))
+      return floorDiv(*q, SymExpr(coefficient));
+  }
   auto atom = std::make_shared<Atom>();
   atom->kind = Atom::Kind::FloorDiv;
   atom->lhs = numerator;
@@ -294,6 +322,52 @@ int64_t SymExpr::evaluate(const SymbolBindings& bindings) const {
     sum = checkedAdd(sum, product);
   }
   return sum;
+}
+
+bool SymExpr::equalWhenDivisionsExact(const SymExpr& a, const SymExpr& b) {
+  if (a == b) return true;
+  // The least common multiple of every constant divisor, at any depth.
+  int64_t lcm = 1;
+  bool symbolicDivisor = false;
+  std::function<void(const SymExpr&)> collect = [&](const SymExpr& e) {
+    for (const Term& t : e.terms_)
+      for (const Factor& f : t.atoms) {
+        if (f.atom->kind == Atom::Kind::Symbol) continue;
+        collect(f.atom->lhs);
+        collect(f.atom->rhs);
+        auto divisor = f.atom->rhs.constant();
+        if (!divisor) continue; // s0//(s0//2): probed at the multiples of the inner divisors
+        if (*divisor == 0) {
+          symbolicDivisor = true;
+          continue;
+        }
+        int64_t d = *divisor < 0 ? -*divisor : *divisor;
+        lcm = lcm / gcdOf(lcm, d) * d;
+        if (lcm > (int64_t{1} << 20)) symbolicDivisor = true; // too large to probe safely
+      }
+  };
+  collect(a);
+  collect(b);
+  if (symbolicDivisor) return false;
+  std::vector<std::string> names = a.symbols();
+  for (const std::string& name : b.symbols())
+    names.push_back(name);
+  // Symbols at pseudo-random multiples of the lcm: two different polynomials of small degree
+  // agree on all of these only with negligible probability.
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  try {
+    for (int probe = 0; probe < 8; ++probe) {
+      SymbolBindings bindings;
+      for (const std::string& name : names) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        bindings[name] = lcm * static_cast<int64_t>(1 + (state >> 33) % 97);
+      }
+      if (a.evaluate(bindings) != b.evaluate(bindings)) return false;
+    }
+  } catch (const std::exception&) {
+    return false; // overflow or a division by zero: not shown equal
+  }
+  return true;
 }
 
 SymExpr SymExpr::substitute(const std::map<std::string, SymExpr, std::less<>>& replacements) const {

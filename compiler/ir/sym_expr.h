@@ -61,6 +61,13 @@ public:
   // nullopt. Used to resolve -1 in view sizes.
   std::optional<SymExpr> exactDiv(const SymExpr& divisor) const;
 
+  // Whether a and b are equal wherever every floor division and modulo in them divides
+  // exactly: torch writes the -1 of `x.reshape(8, -1)` on [s0, 24] as 24*(s0//8) (its guards
+  // make s0 a multiple of 8) where the quotient of the numel is 3*s0. Decided by evaluating
+  // both at several multiples of the divisors' least common multiple (a polynomial identity
+  // test; a symbolic divisor such as s0//(s0//2) is probed the same way).
+  static bool equalWhenDivisionsExact(const SymExpr& a, const SymExpr& b);
+
   std::string str() const;
   size_t hash() const;
   friend bool operator==(const SymExpr& a, const SymExpr& b) { return a.str_ == b.str_; }

@@ -69,4 +69,20 @@ std::string Type::str() const {
   return s;
 }
 
+bool equalWhenDivisionsExact(const Type& a, const Type& b) {
+  if (a == b) return true;
+  if (a.isIndex() || b.isIndex())
+    return a.isIndex() && b.isIndex() &&
+           SymExpr::equalWhenDivisionsExact(a.indexValue(), b.indexValue());
+  const TensorType &ta = a.tensor(), &tb = b.tensor();
+  if (ta.dtype != tb.dtype || ta.device != tb.device || ta.rank() != tb.rank()) return false;
+  Shape sa = ta.effectiveStrides(), sb = tb.effectiveStrides();
+  for (size_t d = 0; d < ta.rank(); ++d) {
+    if (!SymExpr::equalWhenDivisionsExact(ta.shape[d], tb.shape[d])) return false;
+    if (!(ta.shape[d] == SymExpr(1)) && !SymExpr::equalWhenDivisionsExact(sa[d], sb[d]))
+      return false;
+  }
+  return true;
+}
+
 } // namespace loupe

@@ -62,4 +62,9 @@ private:
   SymExpr indexValue_;
 };
 
+// Equality with every dim and stride compared by SymExpr::equalWhenDivisionsExact: how the
+// verifier compares the types a frontend declared with the ones Loupe infers, since torch may
+// spell a dim differently under its divisibility guards.
+bool equalWhenDivisionsExact(const Type& a, const Type& b);
+
 } // namespace loupe

@@ -95,7 +95,10 @@ private:
     std::vector<Type> actual;
     for (Value* r : node.results())
       actual.push_back(r->type());
-    if (inferred != actual)
+    bool agree = inferred.size() == actual.size();
+    for (size_t i = 0; agree && i < actual.size(); ++i)
+      agree = equalWhenDivisionsExact(inferred[i], actual[i]);
+    if (!agree)
       fail(&node,
            "result types " + typesStr(actual) + " differ from the inferred " + typesStr(inferred));
   }

@@ -15,7 +15,8 @@ namespace loupe {
 
 // The broadcast of two shapes. Symbolic dims broadcast only against 1 or an equal expression:
 // [s0,1] with [128] gives [s0,128]; [s0] with [s1] is rejected, since proving s0 == s1 would
-// need a guard that shape inference cannot add.
+// need a guard that shape inference cannot add. Spellings equal when their divisions are
+// exact (24 and (192*(s0//8))//s0) broadcast, as torch's guards made them equal.
 inline Shape broadcastShapes(const Shape& a, const Shape& b, std::string_view opName) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
@@ -27,6 +28,9 @@ inline Shape broadcastShapes(const Shape& a, const Shape& b, std::string_view op
       out[i] = da;
     } else if (da == one) {
       out[i] = db;
+    } else if (SymExpr::equalWhenDivisionsExact(da, db)) {
+      // Two spellings of one size under the frontend's guards: keep the simpler.
+      out[i] = da.str().size() <= db.str().size() ? da : db;
     } else {
       throw Error("shape", std::string(opName) + ": cannot broadcast shapes [" + shapeStr(a) +
                                "] and [" + shapeStr(b) + "] (dim " + std::to_string(i) + ": " +

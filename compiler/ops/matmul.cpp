@@ -31,9 +31,10 @@ TensorType productType(std::string_view op, const TensorType& a, const TensorTyp
                              typeStr(a) + " and " + typeStr(b));
   const SymExpr& contractedA = a.shape[rank - 1];
   const SymExpr& contractedB = b.shape[rank == 1 ? 0 : rank - 2];
-  bool batchesMatch =
-      std::equal(a.shape.begin(), a.shape.end() - std::min<size_t>(rank, 2), b.shape.begin());
-  if (contractedA != contractedB || !batchesMatch)
+  // Sizes compare under the frontend's divisibility guards (see SymExpr).
+  bool batchesMatch = std::equal(a.shape.begin(), a.shape.end() - std::min<size_t>(rank, 2),
+                                 b.shape.begin(), SymExpr::equalWhenDivisionsExact);
+  if (!SymExpr::equalWhenDivisionsExact(contractedA, contractedB) || !batchesMatch)
     throw Error("shape", std::string(op) + ": shapes " + typeStr(a) + " and " + typeStr(b) +
                              " cannot be multiplied (" + contractedA.str() + " vs " +
                              contractedB.str() + " contracted)");

@@ -108,11 +108,13 @@ Shape resolveViewSizes(std::string_view op, const Shape& input, const IntList& r
                        listStr(input) + " (" + total.str() + " elements)");
   };
   if (inferred) {
+    if (known == SymExpr(0)) invalid();
+    // A symbolic numel that does not divide term by term (4*s0 by 8) is divisible under the
+    // frontend's guards when it is divisible at all; the run-time sizes are checked again.
     auto quotient = total.exactDiv(known);
-    if (!quotient) invalid();
-    sizes[*inferred] = *quotient;
+    sizes[*inferred] = quotient ? *quotient : SymExpr::floorDiv(total, known);
   }
-  if (numel(sizes) != total) invalid();
+  if (!SymExpr::equalWhenDivisionsExact(numel(sizes), total)) invalid();
   return sizes;
 }
 
@@ -125,18 +127,22 @@ std::optional<Shape> viewStrides(const Shape& sizes, const Shape& strides, const
   SymExpr chunkBaseStride = strides.back();
   SymExpr tensorNumel = 1;
   SymExpr viewNumel = 1;
+  // Chunk sizes compare under the frontend's divisibility guards (see resolveViewSizes).
+  auto same = [](const SymExpr& a, const SymExpr& b) {
+    return SymExpr::equalWhenDivisionsExact(a, b);
+  };
   for (size_t d = sizes.size(); d-- > 0;) {
     tensorNumel *= sizes[d];
     bool chunkEnds =
         d == 0 || (!isOne(sizes[d - 1]) && strides[d - 1] != tensorNumel * chunkBaseStride);
     if (!chunkEnds) continue;
     while (viewDim >= 0 &&
-           (viewNumel != tensorNumel || isOne(newSizes[static_cast<size_t>(viewDim)]))) {
+           (!same(viewNumel, tensorNumel) || isOne(newSizes[static_cast<size_t>(viewDim)]))) {
       newStrides[static_cast<size_t>(viewDim)] = viewNumel * chunkBaseStride;
       viewNumel *= newSizes[static_cast<size_t>(viewDim)];
       --viewDim;
     }
-    if (viewNumel != tensorNumel) return std::nullopt;
+    if (!same(viewNumel, tensorNumel)) return std::nullopt;
     if (d > 0) {
       chunkBaseStride = strides[d - 1];
       tensorNumel = 1;

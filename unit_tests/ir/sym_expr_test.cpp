@@ -53,6 +53,28 @@ TEST(SymExprTest, ExactDivisionOnlyWhenEveryTermDivides) {
   EXPECT_FALSE(s0.exactDiv(0).has_value());
 }
 
+// torch spells a size under its divisibility guards (24*(s0//8) where s0 is a multiple of 8),
+// Loupe from the numel (3*s0): the verifier and shape inference accept such pairs, and only
+// such pairs.
+TEST(SymExprTest, EqualWhenDivisionsExactAcceptsTorchsSpellings) {
+  auto equal = [](const SymExpr& a, const SymExpr& b) {
+    return SymExpr::equalWhenDivisionsExact(a, b);
+  };
+  EXPECT_TRUE(equal(24 * SymExpr::floorDiv(s0, 8), 3 * s0));
+  EXPECT_TRUE(equal(SymExpr::floorDiv(4 * s0, 8), SymExpr::floorDiv(s0, 2)));
+  EXPECT_TRUE(equal(SymExpr::floorDiv(s0, SymExpr::floorDiv(s0, 2)), 2));
+  EXPECT_TRUE(equal(SymExpr::floorDiv(192 * SymExpr::floorDiv(s0, 8), s0), 24));
+  EXPECT_TRUE(equal(s0 * s1, s1 * s0));
+  // Simplifications that make such pairs identical outright.
+  EXPECT_EQ(SymExpr::floorDiv(24 * s0, 48), SymExpr::floorDiv(s0, 2));
+  EXPECT_EQ(SymExpr::floorDiv(s1 * s0, 2 * s1), SymExpr::floorDiv(s0, 2));
+  EXPECT_FALSE(equal(24 * SymExpr::floorDiv(s0, 8), 4 * s0));
+  EXPECT_FALSE(equal(SymExpr::floorDiv(s0, 2), s0));
+  EXPECT_FALSE(equal(s0, s1));
+  EXPECT_FALSE(equal(s0 * s0, 2 * s0));
+  EXPECT_FALSE(equal(20, 24));
+}
+
 TEST(SymExprTest, EvaluateNamesTheUnboundSymbol) {
   SymExpr e = s0 * s1 + SymExpr::floorDiv(s0, 4);
   EXPECT_EQ(e.evaluate({{"s0", 8}, {"s1", 3}}), 26);

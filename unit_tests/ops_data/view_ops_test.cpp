@@ -118,6 +118,16 @@ TEST(ViewInference, ViewResolvesMinusOneSymbolically) {
       "f32[s0,12]");
 }
 
+// x.reshape(-1, 2, 4) on [s0, 4]: 4*s0 does not divide by 8 term by term, but torch guards
+// that it does; the -1 becomes a floor division, and the view of a contiguous input is free.
+TEST(ViewInference, MinusOneThatDividesOnlyUnderGuardsIsAFloorDivision) {
+  SymExpr s0 = sym("s0");
+  Type viewed = inferOne("aten.view", {tensorType({s0, 4})}, attrs({{"size", IntList{-1, 2, 4}}}));
+  EXPECT_TRUE(SymExpr::equalWhenDivisionsExact(viewed.tensor().shape[0], SymExpr::floorDiv(s0, 2)))
+      << viewed.str();
+  EXPECT_TRUE(viewed.tensor().isContiguous()) << viewed.str();
+}
+
 TEST(ViewInference, ImpossibleSizesNameBothShapes) {
   std::string message = errorMessage([] {
     inferOne("aten.view", {tensorType({4, 6})}, attrs({{"size", IntList{5, -1}}}));
