@@ -41,6 +41,7 @@ const OpRegistry& OpRegistry::global() {
     registerMatmulOps(r);
     registerConvolutionOps(r);
     registerPoolingOps(r);
+    registerAttentionOps(r);
     registerFactoryOps(r);
     registerLoupeOps(r);
     return r;

@@ -122,6 +122,7 @@ void registerDataMovementOps(OpRegistry& registry);
 void registerMatmulOps(OpRegistry& registry);
 void registerConvolutionOps(OpRegistry& registry);
 void registerPoolingOps(OpRegistry& registry);
+void registerAttentionOps(OpRegistry& registry);
 void registerFactoryOps(OpRegistry& registry);
 void registerLoupeOps(OpRegistry& registry); // loupe.constant, loupe.fused, ...
 

@@ -71,6 +71,11 @@ class CausalSelfAttention(nn.Module):
         return self.proj(y)
 
 
+# The transformers builders take `attention`, the attn_implementation: None is transformers'
+# default ("sdpa": torch's fused attention kernel); "eager" spells attention with matmuls,
+# softmax and masking.
+
+
 class TensorOutput(nn.Module):
     """A transformers model returning its first output, so every model maps tensors to a tensor."""
 
@@ -82,7 +87,7 @@ class TensorOutput(nn.Module):
         return self.model(input_ids=input_ids)[0]
 
 
-def gpt2(dropout: float | None = 0.0, batch: int = 2, attention: str = "eager"):
+def gpt2(dropout: float | None = 0.0, batch: int = 2, attention: str | None = None):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
@@ -95,7 +100,7 @@ def gpt2(dropout: float | None = 0.0, batch: int = 2, attention: str = "eager"):
     return model, (torch.randint(0, VOCAB, (batch, SEQ)),)
 
 
-def bert(dropout: float | None = 0.0, batch: int = 2, attention: str = "eager"):
+def bert(dropout: float | None = 0.0, batch: int = 2, attention: str | None = None):
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)

@@ -59,13 +59,7 @@ def assert_trace_complete(trace_path, *, graphs: int, graph_breaks: int = 0):
     return shown
 
 
-# Graphs Dynamo captures per model, and the graph breaks between them.
-EXPECTED_GRAPHS = {"graph_break": (2, 1)}
-
-
-@pytest.mark.parametrize("name", sorted(models.MODELS))
-def test_forward_and_backward_match_float64_eager(name, trace_path):
-    model, inputs = models.MODELS[name]()
+def assert_matches_float64_eager(model, inputs, trace_path, *, graphs=1, graph_breaks=0):
     reference, reference_inputs = in_float64(model, inputs)
 
     y, grads = forward_backward(compile_loupe(model, trace_path), inputs)
@@ -76,9 +70,69 @@ def test_forward_and_backward_match_float64_eager(name, trace_path):
     for index, (grad, grad_ref) in enumerate(zip(grads, grads_ref)):
         assert grad is not None, f"gradient {index} missing"
         torch.testing.assert_close(grad, grad_ref.float(), rtol=1e-4, atol=1e-4, msg=f"gradient {index}")
+    assert_trace_complete(trace_path, graphs=graphs, graph_breaks=graph_breaks)
 
+
+def compiled_ops(trace_path):
+    return {op for (op,) in query(trace_path, "SELECT DISTINCT op FROM snapshot_nodes")}
+
+
+# Graphs Dynamo captures per model, and the graph breaks between them.
+EXPECTED_GRAPHS = {"graph_break": (2, 1)}
+
+# transformers' default attention runs torch's fused kernel, forward and backward.
+SDPA_OPS = {
+    "aten._scaled_dot_product_flash_attention_for_cpu",
+    "aten._scaled_dot_product_flash_attention_for_cpu_backward",
+}
+TRANSFORMERS_MODELS = ("gpt2", "bert")
+
+
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_forward_and_backward_match_float64_eager(name, trace_path):
+    model, inputs = models.MODELS[name]()
     graphs, breaks = EXPECTED_GRAPHS.get(name, (1, 0))
-    assert_trace_complete(trace_path, graphs=graphs, graph_breaks=breaks)
+    assert_matches_float64_eager(model, inputs, trace_path, graphs=graphs, graph_breaks=breaks)
+    if name in TRANSFORMERS_MODELS:
+        assert SDPA_OPS <= compiled_ops(trace_path)
+
+
+def test_gpt2_with_eager_attention_matches_float64_eager(trace_path):
+    """Attention spelled with matmuls, softmax and a causal mask buffer."""
+    model, inputs = models.gpt2(attention="eager")
+    assert_matches_float64_eager(model, inputs, trace_path)
+    assert not SDPA_OPS & compiled_ops(trace_path)
+
+
+class WithAttentionMask(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="transformers builds the padding mask with aten.new_ones, aten.bitwise_and.Tensor and "
+    "aten.index.Tensor, which the fallback runs",
+)
+def test_bert_padding_mask_reaches_the_attention_kernel(trace_path):
+    """A padded batch: the mask is an operand of the fused attention, forward and backward."""
+    model, (input_ids,) = models.bert()
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, 5:] = 0
+    assert_matches_float64_eager(WithAttentionMask(model.model), (input_ids, attention_mask), trace_path)
+
+    calls = [
+        line
+        for (lir,) in query(trace_path, "SELECT lir FROM snapshots")
+        for line in lir.splitlines()
+        if "_scaled_dot_product_flash_attention_for_cpu" in line
+    ]
+    assert calls
+    assert all(not line.split("(", 1)[1].split(")", 1)[0].endswith("none") for line in calls), calls
 
 
 def training_losses(model, inputs, optimizer_class, steps=5):
@@ -148,12 +202,13 @@ def test_dynamic_batch_sizes_compile_once(name, trace_path):
 def test_training_with_default_dropout_runs_compiled(name, trace_path):
     """Dropout masks come from Loupe's own generator, so values differ from eager by design;
     what must hold is that dropout is compiled (no fallback), scales what it keeps, and trains."""
-    model, inputs = models.MODELS[name](dropout=None)
+    # With dropout, torch's CPU attention runs its math path (aten.tril, aten._safe_softmax,
+    # which the fallback runs), so this test spells attention with Loupe's ops.
+    model, inputs = models.MODELS[name](dropout=None, attention="eager")
     model.train()
     losses, _ = training_losses(compile_loupe(model, trace_path), inputs, torch.optim.AdamW)
 
     assert all(torch.isfinite(torch.tensor(losses))), losses
     assert losses[-1] < losses[0], losses
     assert_trace_complete(trace_path, graphs=1)
-    ops = {op for (op,) in query(trace_path, "SELECT DISTINCT op FROM snapshot_nodes")}
-    assert {"aten.native_dropout", "aten.native_dropout_backward"} <= ops
+    assert {"aten.native_dropout", "aten.native_dropout_backward"} <= compiled_ops(trace_path)

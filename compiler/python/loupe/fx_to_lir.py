@@ -94,8 +94,35 @@ def value_ref(name: str) -> str:
 
 def dim_text(dim: Any) -> str:
     if isinstance(dim, torch.SymInt):
-        return str(dim.node.expr).replace(" ", "")
+        shape_env = dim.node.shape_env
+        expr = dim.node.expr
+        # The shape environment knows the divisibility its guards established (s0 % 8 == 0):
+        # simplifying with it turns (8*s1*(s0//8))//s0 into s1, as Loupe's shape inference
+        # computes it.
+        simplify = getattr(shape_env, "simplify", None)
+        if simplify is not None:
+            expr = simplify(expr)
+        return str(_without_min_max(expr, shape_env)).replace(" ", "")
     return str(int(dim))
+
+
+def _without_min_max(expr: Any, shape_env: Any) -> Any:
+    """Torch writes some strides as Max(1, e) (a dim that may be empty); .lir dims have no
+    Max or Min, so each is replaced by the argument it picks at this compile's sizes, which is
+    what the compiled code runs with."""
+    values = getattr(shape_env, "backed_var_to_val", None)
+    if values is None:  # torch before the rename
+        values = getattr(shape_env, "var_to_val", None) or {}
+
+    def resolve(call: Any) -> Any:
+        try:
+            numbers = [int(arg.xreplace(values)) for arg in call.args]
+        except TypeError:
+            raise ConversionError(f"cannot resolve {call} at this compile's sizes") from None
+        pick = max if type(call).__name__ == "Max" else min
+        return call.args[numbers.index(pick(numbers))]
+
+    return expr.replace(lambda e: type(e).__name__ in ("Max", "Min"), resolve)
 
 
 def dtype_text(dtype: torch.dtype) -> str:
@@ -118,21 +145,40 @@ def type_text(dtype: torch.dtype, shape: list, stride: list | None = None) -> st
     text = f"{dtype_text(dtype)}[{','.join(dim_text(d) for d in shape)}]"
     if stride is None:
         return text
-    contiguous = _contiguous_strides(shape)
-    strides = [contiguous[i] if _is_one(shape[i]) else dim_text(s) for i, s in enumerate(stride)]
+    row_major = _row_major_strides(shape)
+    contiguous = [dim_text(s) for s in row_major]
+    # A stride that torch spells differently from the row-major one but that has the same
+    # value at this compile's sizes (Max(1, 24*(s0//8)) for 24*(s0//8)) is the row-major one.
+    strides = [
+        contiguous[i] if _is_one(shape[i]) or _same_hint(s, row_major[i]) else dim_text(s)
+        for i, s in enumerate(stride)
+    ]
     if strides != contiguous:
         text += f"<strides=[{','.join(strides)}]>"
     return text
+
+
+def _hint(value: Any) -> int | None:
+    """The value at the example inputs, without adding a guard."""
+    if isinstance(value, torch.SymInt):
+        hint = value.node.hint
+        return int(hint) if hint is not None else None
+    return int(value)
+
+
+def _same_hint(a: Any, b: Any) -> bool:
+    ha, hb = _hint(a), _hint(b)
+    return ha is not None and ha == hb
 
 
 def _is_one(dim: Any) -> bool:
     return not isinstance(dim, torch.SymInt) and int(dim) == 1
 
 
-def _contiguous_strides(shape) -> list[str]:
+def _row_major_strides(shape) -> list:
     strides, running = [], 1
     for dim in reversed(list(shape)):
-        strides.append(dim_text(running))
+        strides.append(running)
         running = running * dim
     return list(reversed(strides))
 
@@ -171,6 +217,36 @@ _UNREQUESTED_RESULTS = {
         lambda args: type_text(_val(args["grad_output"]).dtype, [_val(args["weight"]).shape[0]]),
     ],
 }
+
+
+# Loupe allocates every result an op does not alias row-major (the runtime's buffers and the
+# fallback's outputs), while torch may lay a fresh result out in another dense order: its CPU
+# attention returns [batch, heads, seq, dim] in [batch, seq, heads, dim] memory, and the model
+# then views it as [batch, seq, heads * dim] without a copy. Such a result is emitted row-major
+# and repacked into torch's order (permute, clone, permute back), so the views downstream see
+# torch's strides. Ops whose result aliases the input in Loupe although torch's schema says it
+# does not keep their strides.
+_VIEWS_WITHOUT_ALIAS_INFO = {"aten._unsafe_view"}
+
+
+def _allocates_results(target: torch._ops.OpOverload) -> bool:
+    if _op_name(target) in _VIEWS_WITHOUT_ALIAS_INFO:
+        return False
+    return all(result.alias_info is None for result in target._schema.returns)
+
+
+def _physical_order(val: torch.Tensor, what: str) -> list[int] | None:
+    """None for a row-major result; else its dims from outermost to innermost in memory."""
+    if tensor_type(val, what) == type_text(val.dtype, list(val.shape)):
+        return None
+    order, _ = torch._prims_common.compute_elementwise_output_logical_to_physical_perm(val)
+    dense = _row_major_strides([val.shape[d] for d in order])
+    strides = [None] * len(order)
+    for position, dim in enumerate(order):
+        strides[dim] = dense[position]
+    if type_text(val.dtype, list(val.shape), strides) != tensor_type(val, what):
+        raise ConversionError(f"{what} has strides {list(val.stride())}, not a dense layout")
+    return list(order)
 
 
 def _val(value: Any) -> Any:
@@ -258,11 +334,17 @@ def _op_name(target: torch._ops.OpOverload) -> str:
 
 
 def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tuple[Any, Any]]:
-    """(schema argument, value) for each argument the node passes, in schema order."""
+    """(schema argument, value) for each argument the node passes, in schema order. An optional
+    tensor the node leaves out is bound to None, so that every tensor argument has its operand
+    slot (`none`) and the operand count is the op's whatever the call spells."""
     schema = target._schema
     given = dict(zip((a.name for a in schema.arguments), node.args))
     given.update(node.kwargs)
-    return [(a, given[a.name]) for a in schema.arguments if a.name in given]
+    return [
+        (a, given.get(a.name))
+        for a in schema.arguments
+        if a.name in given or (_is_tensor_argument(a.type) and isinstance(a.type, torch._C.OptionalType))
+    ]
 
 
 def _resolve_overload(node: torch.fx.Node) -> torch._ops.OpOverload:
@@ -394,6 +476,15 @@ class _Converter:
             names = [node.name]
             self.names[node] = node.name
         types = [v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals]
+        repacks = []
+        if _allocates_results(target):
+            names = list(names)
+            for i, v in enumerate(vals):
+                order = None if isinstance(v, str) else _physical_order(v, f"result of {node.name}")
+                if order is not None:
+                    repacks.append((names[i], v, order))
+                    names[i] += ".rowmajor"
+                    types[i] = type_text(v.dtype, list(v.shape))
 
         op = _op_name(target)
         if op not in self.registered:
@@ -403,6 +494,22 @@ class _Converter:
             line += " {" + ", ".join(sorted(attrs)) + "}"
         line += " : " + (types[0] if len(types) == 1 else f"({', '.join(types)})")
         self.lines.append(line + location(node))
+        for name, v, order in repacks:
+            self._repack(name, v, order, location(node))
+
+    def _repack(self, name: str, val: torch.Tensor, order: list[int], loc: str) -> None:
+        """Defines `name` as the row-major `name.rowmajor` laid out in torch's `order`."""
+        shape = [val.shape[d] for d in order]
+        rowmajor = _row_major_strides(list(val.shape))
+        inverse = [order.index(d) for d in range(len(order))]
+        physical, packed = value_ref(name + ".physical"), value_ref(name + ".packed")
+        self.lines += [
+            f"  {physical} = aten.permute({value_ref(name + '.rowmajor')}) {{dims={attr_text(order, name)}}}"
+            f" : {type_text(val.dtype, shape, [rowmajor[d] for d in order])}{loc}",
+            f"  {packed} = aten.clone({physical}) : {type_text(val.dtype, shape)}{loc}",
+            f"  {value_ref(name)} = aten.permute({packed}) {{dims={attr_text(inverse, name)}}}"
+            f" : {tensor_type(val, name)}{loc}",
+        ]
 
     def _operand(self, node: torch.fx.Node | None, operands: list[str]) -> Slot:
         # Absent optional tensors take a slot too, so slots match the runtime's operand list.
