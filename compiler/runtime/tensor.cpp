@@ -26,6 +26,40 @@ std::shared_ptr<void> allocate(size_t bytes) {
   if (!p) throw Error("runtime", "out of memory allocating " + std::to_string(bytes) + " bytes");
   return std::shared_ptr<void>(p, std::free);
 }
+
+// Copies between two layouts of one shape in one dtype without converting through double: an
+// odometer over every dim but the last, whose elements are copied as `Element`s (an unsigned
+// integer of the dtype's size), or with one memcpy when both sides are dense there.
+template <typename Element>
+void stridedCopy(const std::vector<int64_t>& shape, char* to, const std::vector<int64_t>& toStrides,
+                 const char* from, const std::vector<int64_t>& fromStrides) {
+  size_t rank = shape.size();
+  if (rank == 0) {
+    std::memcpy(to, from, sizeof(Element));
+    return;
+  }
+  int64_t inner = shape.back(), toInner = toStrides.back(), fromInner = fromStrides.back();
+  bool dense = inner == 1 || (toInner == 1 && fromInner == 1);
+  std::vector<int64_t> index(rank - 1, 0);
+  for (;;) {
+    int64_t toOffset = 0, fromOffset = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      toOffset += index[d] * toStrides[d];
+      fromOffset += index[d] * fromStrides[d];
+    }
+    auto* out = reinterpret_cast<Element*>(to) + toOffset;
+    const auto* in = reinterpret_cast<const Element*>(from) + fromOffset;
+    if (dense)
+      std::memcpy(out, in, static_cast<size_t>(inner) * sizeof(Element));
+    else
+      for (int64_t i = 0; i < inner; ++i)
+        out[i * toInner] = in[i * fromInner];
+    size_t d = rank - 1;
+    while (d > 0 && ++index[d - 1] == shape[d - 1])
+      index[--d] = 0;
+    if (d == 0) return;
+  }
+}
 } // namespace
 
 Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
@@ -225,6 +259,15 @@ void Tensor::copyFrom(const Tensor& source) {
     throw Error("runtime", "copy from " + source.describe() + " into " + describe());
   if (source.dtype_ == dtype_ && isContiguous() && source.isContiguous()) {
     std::memmove(data(), source.data(), nbytes());
+    return;
+  }
+  if (source.dtype_ == dtype_ && numel() > 0) {
+    auto copy = dtypeSize(dtype_) == 1   ? stridedCopy<uint8_t>
+                : dtypeSize(dtype_) == 2 ? stridedCopy<uint16_t>
+                : dtypeSize(dtype_) == 4 ? stridedCopy<uint32_t>
+                                         : stridedCopy<uint64_t>;
+    copy(shape_, static_cast<char*>(data()), strides_, static_cast<const char*>(source.data()),
+         source.strides_);
     return;
   }
   for (int64_t i = 0; i < numel(); ++i)

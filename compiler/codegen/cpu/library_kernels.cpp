@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 
 #include "compiler/ir/error.h"
 
@@ -35,14 +37,16 @@ BlasMatrix asBlasMatrix(const Tensor& m) {
   return {packed.data(), CblasNoTrans, static_cast<int>(std::max<int64_t>(cols, 1)), packed};
 }
 
+// c = a @ b, or c += a @ b with `accumulate`.
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
-          const float* b, int ldb, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+          const float* b, int ldb, float* c, int ldc, bool accumulate = false) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c,
+              ldc);
 }
 
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+          const double* b, int ldb, double* c, int ldc, bool accumulate = false) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, accumulate ? 1.0 : 0.0, c, ldc);
 }
 
 // c = a @ b for 2-D views; c is contiguous.
@@ -77,50 +81,209 @@ std::vector<int64_t> pair(const AttrMap& attrs, const char* name) {
   return values;
 }
 
+// The sizes of a 2-D convolution; `output` is its result (or the gradient of it).
+struct Conv2dGeometry {
+  int64_t batch, channels, height, width; // input
+  int64_t filters, groupChannels, kh, kw; // weight
+  int64_t outH, outW;
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups;
+
+  Conv2dGeometry(const Tensor& input, const Tensor& weight, const Tensor& output,
+                 const AttrMap& attrs)
+      : batch(input.size(0)), channels(input.size(1)), height(input.size(2)), width(input.size(3)),
+        filters(weight.size(0)), groupChannels(weight.size(1)), kh(weight.size(2)),
+        kw(weight.size(3)), outH(output.size(2)), outW(output.size(3)),
+        stride(pair(attrs, "stride")), padding(pair(attrs, "padding")),
+        dilation(pair(attrs, "dilation")), groups(attrs.getInt("groups", 1)) {}
+
+  int64_t pixels() const { return outH * outW; }
+  int64_t patch() const { return groupChannels * kh * kw; }
+  int64_t groupFilters() const { return filters / groups; }
+  // Where image n's group g starts in the input (or its gradient).
+  int64_t groupInputOffset(int64_t n, int64_t g) const {
+    return (n * channels + g * groupChannels) * height * width;
+  }
+  int64_t groupOutputOffset(int64_t n, int64_t g) const {
+    return (n * filters + g * groupFilters()) * pixels();
+  }
+
+  // visit(column, inputOffset) for every entry of one image's group's column matrix
+  // [patch, pixels]: the offset of the input element it holds from the group's first one, or
+  // -1 where the receptive field lies in the padding. im2col and col2im share this walk.
+  template <typename Visit>
+  void forEachColumnEntry(Visit visit) const {
+    for (int64_t row = 0; row < patch(); ++row) {
+      int64_t c = row / (kh * kw), ki = row / kw % kh, kj = row % kw;
+      for (int64_t oh = 0; oh < outH; ++oh) {
+        int64_t ih = oh * stride[0] - padding[0] + ki * dilation[0];
+        for (int64_t ow = 0; ow < outW; ++ow) {
+          int64_t iw = ow * stride[1] - padding[1] + kj * dilation[1];
+          bool inside = ih >= 0 && ih < height && iw >= 0 && iw < width;
+          visit(row * pixels() + oh * outW + ow, inside ? (c * height + ih) * width + iw : -1);
+        }
+      }
+    }
+  }
+};
+
+template <typename T>
+void im2col(const Conv2dGeometry& g, const T* groupInput, std::vector<T>& columns) {
+  g.forEachColumnEntry([&](int64_t column, int64_t offset) {
+    columns[static_cast<size_t>(column)] = offset < 0 ? T(0) : groupInput[offset];
+  });
+}
+
+template <typename T>
+void col2imAdd(const Conv2dGeometry& g, const std::vector<T>& columns, T* groupGradInput) {
+  g.forEachColumnEntry([&](int64_t column, int64_t offset) {
+    if (offset >= 0) groupGradInput[offset] += columns[static_cast<size_t>(column)];
+  });
+}
+
 // Each image and group: unfold the receptive fields into columns, then one gemm with the
 // group's filters.
 template <typename T>
 void convolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs, Tensor& out) {
   Tensor x = inputs[0]->contiguous(), w = inputs[1]->contiguous();
-  std::vector<int64_t> stride = pair(attrs, "stride"), padding = pair(attrs, "padding"),
-                       dilation = pair(attrs, "dilation");
-  int64_t groups = attrs.getInt("groups", 1);
-  int64_t batch = x.size(0), channels = x.size(1), height = x.size(2), width = x.size(3);
-  int64_t filters = w.size(0), groupChannels = w.size(1), kh = w.size(2), kw = w.size(3);
-  int64_t outH = out.size(2), outW = out.size(3), pixels = outH * outW;
-  int64_t groupFilters = filters / groups, patch = groupChannels * kh * kw;
+  Conv2dGeometry g(x, w, out, attrs);
+  int64_t pixels = g.pixels(), patch = g.patch(), groupFilters = g.groupFilters();
   std::vector<T> columns(static_cast<size_t>(patch * pixels));
-  const T* input = x.dataAs<T>();
   T* output = out.dataAs<T>();
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t g = 0; g < groups; ++g) {
-      for (int64_t row = 0; row < patch; ++row) {
-        int64_t c = row / (kh * kw), ki = row / kw % kh, kj = row % kw;
-        const T* plane = input + (n * channels + g * groupChannels + c) * height * width;
-        for (int64_t oh = 0; oh < outH; ++oh)
-          for (int64_t ow = 0; ow < outW; ++ow) {
-            int64_t ih = oh * stride[0] - padding[0] + ki * dilation[0];
-            int64_t iw = ow * stride[1] - padding[1] + kj * dilation[1];
-            bool inside = ih >= 0 && ih < height && iw >= 0 && iw < width;
-            columns[static_cast<size_t>(row * pixels + oh * outW + ow)] =
-                inside ? plane[ih * width + iw] : T(0);
-          }
-      }
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t group = 0; group < g.groups; ++group) {
       if (pixels == 0 || groupFilters == 0) continue;
+      im2col(g, x.dataAs<T>() + g.groupInputOffset(n, group), columns);
       gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(groupFilters), static_cast<int>(pixels),
-           static_cast<int>(patch), w.dataAs<T>() + g * groupFilters * patch,
+           static_cast<int>(patch), w.dataAs<T>() + group * groupFilters * patch,
            static_cast<int>(patch), columns.data(), static_cast<int>(pixels),
-           output + (n * filters + g * groupFilters) * pixels, static_cast<int>(pixels));
+           output + g.groupOutputOffset(n, group), static_cast<int>(pixels));
     }
   if (inputs.size() > 2 && inputs[2]) {
     Tensor bias = inputs[2]->contiguous();
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t f = 0; f < filters; ++f) {
-        T* plane = output + (n * filters + f) * pixels;
+    for (int64_t n = 0; n < g.batch; ++n)
+      for (int64_t f = 0; f < g.filters; ++f) {
+        T* plane = output + (n * g.filters + f) * pixels;
         for (int64_t p = 0; p < pixels; ++p)
           plane[p] += bias.dataAs<T>()[f];
       }
   }
+}
+
+// The three gradients of a 2-D convolution, per image and group over the same column matrix
+// as the forward: grad_weight += grad_out @ columns^T, and grad_input is col2im of
+// weight^T @ grad_out. Results output_mask leaves out are zeros, as in the reference.
+template <typename T>
+void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                           std::vector<Tensor>& outputs) {
+  Tensor gradOut = inputs[0]->contiguous(), x = inputs[1]->contiguous(),
+         w = inputs[2]->contiguous();
+  Conv2dGeometry g(x, w, gradOut, attrs);
+  BoolList mask = attrs.getBools("output_mask");
+  for (Tensor& output : outputs)
+    std::memset(output.data(), 0, output.nbytes());
+  int64_t pixels = g.pixels(), patch = g.patch(), groupFilters = g.groupFilters();
+  std::vector<T> columns(static_cast<size_t>(patch * pixels));
+  T* gradInput = outputs[0].dataAs<T>();
+  T* gradWeight = outputs[1].dataAs<T>();
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t group = 0; group < g.groups; ++group) {
+      if (pixels == 0 || groupFilters == 0 || patch == 0) continue;
+      const T* groupGradOut = gradOut.dataAs<T>() + g.groupOutputOffset(n, group);
+      const T* groupWeight = w.dataAs<T>() + group * groupFilters * patch;
+      if (mask[1]) {
+        im2col(g, x.dataAs<T>() + g.groupInputOffset(n, group), columns);
+        gemm(CblasNoTrans, CblasTrans, static_cast<int>(groupFilters), static_cast<int>(patch),
+             static_cast<int>(pixels), groupGradOut, static_cast<int>(pixels), columns.data(),
+             static_cast<int>(pixels), gradWeight + group * groupFilters * patch,
+             static_cast<int>(patch), /*accumulate=*/true);
+      }
+      if (mask[0]) {
+        gemm(CblasTrans, CblasNoTrans, static_cast<int>(patch), static_cast<int>(pixels),
+             static_cast<int>(groupFilters), groupWeight, static_cast<int>(patch), groupGradOut,
+             static_cast<int>(pixels), columns.data(), static_cast<int>(pixels));
+        col2imAdd(g, columns, gradInput + g.groupInputOffset(n, group));
+      }
+    }
+  if (mask[2]) {
+    T* gradBias = outputs[2].dataAs<T>();
+    for (int64_t n = 0; n < g.batch; ++n)
+      for (int64_t f = 0; f < g.filters; ++f) {
+        const T* plane = gradOut.dataAs<T>() + (n * g.filters + f) * pixels;
+        T sum = 0;
+        for (int64_t p = 0; p < pixels; ++p)
+          sum += plane[p];
+        gradBias[f] += sum;
+      }
+  }
+}
+
+// Max pooling over the last two dims, every leading dim flattened into planes; indices are the
+// flat h * W + w position in the plane, as torch's. Window parameters as the op's attributes.
+struct PoolGeometry {
+  int64_t planes, inH, inW, outH, outW;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+
+  PoolGeometry(const Tensor& input, const Tensor& output, const AttrMap& attrs)
+      : inH(input.size(input.rank() - 2)), inW(input.size(input.rank() - 1)),
+        outH(output.size(output.rank() - 2)), outW(output.size(output.rank() - 1)),
+        kernel(pair(attrs, "kernel_size")),
+        stride(attrs.isNone("stride") || attrs.getInts("stride").empty() ? kernel
+                                                                         : pair(attrs, "stride")),
+        padding(attrs.isNone("padding") ? std::vector<int64_t>{0, 0} : pair(attrs, "padding")),
+        dilation(attrs.isNone("dilation") ? std::vector<int64_t>{1, 1} : pair(attrs, "dilation")) {
+    planes = inH * inW == 0 ? 0 : input.numel() / (inH * inW);
+  }
+};
+
+template <typename T>
+void maxPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+  Tensor x = inputs[0]->contiguous();
+  PoolGeometry g(x, outputs[0], attrs);
+  T* out = outputs[0].dataAs<T>();
+  auto* indices = outputs[1].dataAs<int64_t>();
+  for (int64_t p = 0; p < g.planes; ++p) {
+    const T* plane = x.dataAs<T>() + p * g.inH * g.inW;
+    for (int64_t oh = 0; oh < g.outH; ++oh)
+      for (int64_t ow = 0; ow < g.outW; ++ow) {
+        T best = 0;
+        int64_t bestIndex = -1;
+        for (int64_t ki = 0; ki < g.kernel[0]; ++ki) {
+          int64_t ih = oh * g.stride[0] - g.padding[0] + ki * g.dilation[0];
+          if (ih < 0 || ih >= g.inH) continue;
+          for (int64_t kj = 0; kj < g.kernel[1]; ++kj) {
+            int64_t iw = ow * g.stride[1] - g.padding[1] + kj * g.dilation[1];
+            if (iw < 0 || iw >= g.inW) continue;
+            // torch keeps the first maximum and lets NaN win, so NaN propagates.
+            T v = plane[ih * g.inW + iw];
+            if (bestIndex < 0 || v > best || std::isnan(v)) {
+              best = v;
+              bestIndex = ih * g.inW + iw;
+            }
+          }
+        }
+        int64_t o = (p * g.outH + oh) * g.outW + ow;
+        out[o] = bestIndex < 0 ? -std::numeric_limits<T>::infinity() : best;
+        indices[o] = bestIndex;
+      }
+  }
+}
+
+// Each output's gradient goes to the input position its index names.
+template <typename T>
+void maxPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                       std::vector<Tensor>& outputs) {
+  Tensor gradOut = inputs[0]->contiguous(), indices = inputs[2]->contiguous();
+  PoolGeometry g(*inputs[1], gradOut, attrs);
+  T* gradIn = outputs[0].dataAs<T>();
+  std::memset(gradIn, 0, outputs[0].nbytes());
+  const T* grad = gradOut.dataAs<T>();
+  const auto* index = indices.dataAs<int64_t>();
+  int64_t pooled = g.outH * g.outW;
+  for (int64_t p = 0; p < g.planes; ++p)
+    for (int64_t o = p * pooled; o < (p + 1) * pooled; ++o)
+      gradIn[p * g.inH * g.inW + index[o]] += grad[o];
 }
 
 // One channel's parameter, or `fallback` where the optional operand is absent.
@@ -196,6 +359,92 @@ bool isBlasDType(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F64;
 }
 
+// What each floating-point library kernel records; the index tensors of max pooling (its second
+// result, its backward's third operand) are i64, every other value is in the first result's
+// dtype. `precision` is "f32" or "f64".
+struct FloatKernel {
+  const char* op;
+  std::function<CpuLibraryKernel(const std::string& precision)> describe;
+  std::optional<size_t> indexOperand, indexResult;
+};
+
+const std::vector<FloatKernel>& floatKernels() {
+  static const std::vector<FloatKernel> kernels = [] {
+    auto gemmKernel = [](const std::string& precision) {
+      return CpuLibraryKernel{precision == "f32" ? "openblas:sgemm" : "openblas:dgemm",
+                              "BLAS gemm for " + precision, "no generated matmul; BLAS is faster"};
+    };
+    auto batchNorm = [](const std::string& precision) {
+      return CpuLibraryKernel{"batch-norm:" + precision,
+                              "per-channel statistics in double, normalisation in " + precision,
+                              "batch norm is not an elementwise or reduction op the code "
+                              "generator handles"};
+    };
+    std::vector<FloatKernel> table = {
+        {"aten.mm", gemmKernel},
+        {"aten.bmm", gemmKernel},
+        {"aten.convolution",
+         [](const std::string&) {
+           return CpuLibraryKernel{"im2col+gemm",
+                                   "convolution as im2col and one BLAS gemm per group",
+                                   "no generated convolution; im2col+gemm is faster"};
+         }},
+        {"aten.convolution_backward",
+         [](const std::string&) {
+           return CpuLibraryKernel{"im2col+gemm backward",
+                                   "gradients as BLAS gemms over the forward's im2col columns",
+                                   "no generated convolution; im2col+gemm is faster"};
+         }},
+        {"aten.max_pool2d_with_indices",
+         [](const std::string& precision) {
+           return CpuLibraryKernel{"max-pool:" + precision, "window maximum in " + precision,
+                                   "pooling windows are not a reduction the code generator "
+                                   "handles"};
+         },
+         std::nullopt, 1},
+        {"aten.max_pool2d_with_indices_backward",
+         [](const std::string& precision) {
+           return CpuLibraryKernel{"max-pool-backward:" + precision,
+                                   "scatter of each gradient to its argmax in " + precision,
+                                   "a scatter is not a kernel the code generator handles"};
+         },
+         2, std::nullopt},
+    };
+    for (const char* op : {"aten._native_batch_norm_legit_functional",
+                           "aten._native_batch_norm_legit_no_training", "aten.native_batch_norm"})
+      table.push_back({op, batchNorm});
+    return table;
+  }();
+  return kernels;
+}
+
+bool isTwoDConvolution(const Node& node) {
+  return node.operand(node.op() == "aten.convolution" ? 0 : 1)->tensorType().rank() == 4;
+}
+
+// False for an op no floating-point kernel handles.
+template <typename T>
+bool runFloatKernel(const std::string& op, const AttrMap& attrs,
+                    const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
+  if (op == "aten.mm")
+    matmul<T>(*inputs[0], *inputs[1], outputs[0]);
+  else if (op == "aten.bmm")
+    batchedMatmul<T>(*inputs[0], *inputs[1], outputs[0]);
+  else if (op == "aten.convolution")
+    convolution2d<T>(inputs, attrs, outputs[0]);
+  else if (op == "aten.convolution_backward")
+    convolution2dBackward<T>(inputs, attrs, outputs);
+  else if (op == "aten.max_pool2d_with_indices")
+    maxPool2d<T>(inputs, attrs, outputs);
+  else if (op == "aten.max_pool2d_with_indices_backward")
+    maxPool2dBackward<T>(inputs, attrs, outputs);
+  else if (isBatchNorm(op))
+    batchNorm<T>(inputs, attrs, outputs);
+  else
+    return false;
+  return true;
+}
+
 } // namespace
 
 std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::string* whyNot) {
@@ -204,54 +453,55 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     return std::nullopt;
   };
   const std::string& op = node.op();
-  bool matmul = op == "aten.mm" || op == "aten.bmm";
-  if (!matmul && op != "aten.convolution" && !isBatchNorm(op))
-    return no("no library kernel for " + op);
+  if (op == "aten.clone")
+    return CpuLibraryKernel{"copy", "a memcpy, or a strided copy in the tensor's own dtype",
+                            "a copy needs no generated code"};
+  auto kernel = std::find_if(floatKernels().begin(), floatKernels().end(),
+                             [&](const FloatKernel& k) { return op == k.op; });
+  if (kernel == floatKernels().end()) return no("no library kernel for " + op);
   if (!node.numResults() || !node.result(0)->type().isTensor())
     return no(op + " has no tensor result");
   DType dtype = node.result(0)->tensorType().dtype;
   if (!isBlasDType(dtype))
     return no("library kernels compute in f32 or f64 only, not " + std::string(dtypeName(dtype)));
-  for (const Value* operand : node.operands())
-    if (operand && (!operand->type().isTensor() || operand->tensorType().dtype != dtype))
-      return no("library kernels need every operand in the result's dtype");
-  for (const Value* result : node.results())
-    if (!result->type().isTensor() || result->tensorType().dtype != dtype)
+  auto hasDType = [](const Value* value, DType expected) {
+    return value->type().isTensor() && value->tensorType().dtype == expected;
+  };
+  for (size_t i = 0; i < node.numOperands(); ++i)
+    if (const Value* operand = node.operand(i);
+        operand && !hasDType(operand, kernel->indexOperand == i ? DType::I64 : dtype))
+      return no(kernel->indexOperand == i ? "the indices operand must be i64"
+                                          : "library kernels need every operand in the result's "
+                                            "dtype");
+  for (size_t i = 0; i < node.numResults(); ++i)
+    if (!hasDType(node.result(i), kernel->indexResult == i ? DType::I64 : dtype))
       return no("library kernels need every result in the first result's dtype");
-  std::string precision(dtypeName(dtype));
-  if (matmul)
-    return CpuLibraryKernel{dtype == DType::F32 ? "openblas:sgemm" : "openblas:dgemm",
-                            "BLAS gemm for " + precision, "no generated matmul; BLAS is faster"};
-  if (op == "aten.convolution") {
-    if (node.operand(0)->tensorType().rank() != 4)
-      return no("only 2-D convolution has a library kernel");
+  if (op.starts_with("aten.convolution")) {
+    if (!isTwoDConvolution(node)) return no("only 2-D convolution has a library kernel");
     if (node.attrs().getBool("transposed", false))
       return no("transposed convolution has no library kernel");
-    return CpuLibraryKernel{"im2col+gemm", "convolution as im2col and one BLAS gemm per group",
-                            "no generated convolution; im2col+gemm is faster"};
   }
-  return CpuLibraryKernel{"batch-norm:" + precision,
-                          "per-channel statistics in double, normalisation in " + precision,
-                          "batch norm is not an elementwise or reduction op the code generator "
-                          "handles"};
+  return kernel->describe(std::string(dtypeName(dtype)));
+}
+
+void setCpuLibraryThreads(int threads) {
+  static int current = 0;
+  if (threads > 0 && threads != current) {
+    openblas_set_num_threads(threads);
+    current = threads;
+  }
 }
 
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
                          const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
-  bool f64 = outputs[0].dtype() == DType::F64;
   const std::string& op = node.op();
-  if (op == "aten.mm")
-    f64 ? matmul<double>(*inputs[0], *inputs[1], outputs[0])
-        : matmul<float>(*inputs[0], *inputs[1], outputs[0]);
-  else if (op == "aten.bmm")
-    f64 ? batchedMatmul<double>(*inputs[0], *inputs[1], outputs[0])
-        : batchedMatmul<float>(*inputs[0], *inputs[1], outputs[0]);
-  else if (op == "aten.convolution")
-    f64 ? convolution2d<double>(inputs, attrs, outputs[0])
-        : convolution2d<float>(inputs, attrs, outputs[0]);
-  else if (isBatchNorm(op))
-    f64 ? batchNorm<double>(inputs, attrs, outputs) : batchNorm<float>(inputs, attrs, outputs);
-  else
+  if (op == "aten.clone") {
+    outputs[0].copyFrom(*inputs[0]);
+    return;
+  }
+  bool ran = outputs[0].dtype() == DType::F64 ? runFloatKernel<double>(op, attrs, inputs, outputs)
+                                              : runFloatKernel<float>(op, attrs, inputs, outputs);
+  if (!ran)
     throw Error("runtime", "no library kernel for " + op, ErrorContext{.node = node.describe()});
 }
 

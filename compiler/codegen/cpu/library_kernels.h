@@ -1,7 +1,8 @@
-// Hand-written CPU kernels backed by BLAS: aten.mm and aten.bmm as one gemm per matrix, 2-D
-// aten.convolution as im2col followed by a gemm per image and group; the batch norm forms'
-// forward in the input's precision. Inputs may be strided views (transposed operands go to BLAS
-// as transposes, anything else is packed first).
+// Hand-written CPU kernels, most backed by BLAS: aten.mm and aten.bmm as one gemm per matrix,
+// 2-D aten.convolution as im2col followed by a gemm per image and group and its backward as
+// gemms over the same columns; the batch norm forms' forward and 2-D max pooling (and its
+// backward) in the input's precision; aten.clone as a copy in any dtype. Inputs may be strided
+// views (transposed operands go to BLAS as transposes, anything else is packed first).
 #pragma once
 
 #include <optional>
@@ -28,6 +29,11 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
 inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
   return findCpuLibraryKernel(node, whyNot).has_value();
 }
+
+// How many threads BLAS may use. An embedder passes its own setting (torch's) so that Loupe's
+// gemms do not wake threads the caller did not ask for: on a loaded machine a gemm split over
+// two threads waits for the descheduled one. Cheap when unchanged.
+void setCpuLibraryThreads(int threads);
 
 // `attrs` are the node's attributes with symbols bound; `outputs` are preallocated and
 // contiguous, with the node's result shapes.
