@@ -3,8 +3,10 @@
 // counter (`ctx.decide(...)`), which is what makes `--bisect-limit=N` and fault bisection work.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -15,6 +17,7 @@ namespace loupe {
 
 struct PipelineOptions {
   int bisectLimit = -1;             // -1: no limit; N: apply only decisions 1..N
+  int injectFaultAt = -1;           // testing aid: N miscompiles the graph after decision N
   std::string target = "cpu";       // kernel selection target
   std::vector<std::string> options; // free-form "key=value" pass options
 };
@@ -37,6 +40,10 @@ public:
     return limitDecision_.ordinal ? &limitDecision_ : nullptr;
   }
 
+  // The decision after which a fault is to be injected (PipelineOptions::injectFaultAt), once
+  // it has been applied; the pass manager takes it after the pass returns.
+  std::optional<Decision> takeDueFault() { return std::exchange(dueFault_, std::nullopt); }
+
   // Set by the pass manager.
   void setCurrentPass(std::string name) { currentPass_ = std::move(name); }
   const std::string& currentPass() const { return currentPass_; }
@@ -48,6 +55,7 @@ private:
   std::string currentPass_;
   int decisionCount_ = 0;
   Decision limitDecision_;
+  std::optional<Decision> dueFault_;
 };
 
 class Pass {

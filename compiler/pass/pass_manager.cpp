@@ -5,6 +5,7 @@
 
 #include "compiler/ir/error.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/pass/fault_injection.h"
 
 namespace loupe {
 
@@ -22,6 +23,7 @@ bool PassContext::decide(std::string kind, std::string description,
   d.nodes = std::move(nodes);
   d.applied = options_.bisectLimit < 0 || d.ordinal <= options_.bisectLimit;
   if (d.ordinal == options_.bisectLimit) limitDecision_ = d;
+  if (d.applied && d.ordinal == options_.injectFaultAt) dueFault_ = d;
   instrumentation_.onDecision(d);
   return d.applied;
 }
@@ -46,6 +48,10 @@ bool PassManager::run(Graph& graph, PassContext& ctx) {
     auto start = std::chrono::steady_clock::now();
     try {
       info.changed = pass.run(graph, ctx);
+      if (auto due = ctx.takeDueFault()) {
+        instr.onDecision(injectFault(graph, *due));
+        info.changed = true;
+      }
       if (options_.verifyEach) verify(graph);
     } catch (const Error& e) {
       Error withPass = e.withContext(ErrorContext{.graph = graph.name(), .pass = name});

@@ -1,7 +1,8 @@
 // loupe-opt: reads .lir graphs, runs a pipeline of passes over each, and prints the result, as
 // mlir-opt does for MLIR. It is how every pass is tested (lit_tests/) and how a user replays
 // one compile step by step: print the IR after each pass, disable a pass, stop early, or apply
-// only the first N decisions to find the one that broke a model.
+// only the first N decisions to find the one that broke a model. As a testing aid for that
+// search, --inject-fault=N miscompiles the graph right after decision N.
 //
 // Exit status: 0 on success, 1 for a bad input (parse, verify or pass error: the Error's
 // message on stderr), 2 for a bad command line (a one-line message naming the culprit).
@@ -40,6 +41,7 @@ struct Options {
   PassManagerOptions manager;
   IRPrintingOptions printing;
   int bisectLimit = -1;
+  int injectFaultAt = -1;
   bool printDecisions = false;
   bool printPlan = false;
 };
@@ -116,6 +118,12 @@ std::vector<OptionSpec> optionTable() {
        [](Options& o, std::string_view v) { o.manager.stopAfter = checkedPassName(v); }},
       {"bisect-limit", "N", "apply only decisions 1..N and report the N-th on stderr",
        [](Options& o, std::string_view v) { o.bisectLimit = parseCount("bisect-limit", v); }},
+      {"inject-fault", "N",
+       "testing aid: after decision N, scale the outputs that depend on it by 1.25",
+       [](Options& o, std::string_view v) {
+         o.injectFaultAt = parseCount("inject-fault", v);
+         if (o.injectFaultAt == 0) throw UsageError("--inject-fault expects a decision >= 1");
+       }},
       {"print-decisions", "", "print every decision to stderr, numbered, applied or skipped",
        [](Options& o, std::string_view) { o.printDecisions = true; }},
       {"print-plan", "", "after the pipeline, print the kernel choices and the memory plan",
@@ -234,6 +242,11 @@ public:
   void startGraph() { offset_ = made(); }
 
   void onDecision(const Decision& decision) override {
+    // An injected fault is announced as an uncounted decision (ordinal 0); it is always shown.
+    if (decision.kind == "fault") {
+      std::cerr << "fault: [" << decision.pass << "] " << decision.description << "\n";
+      return;
+    }
     Decision global = decision;
     global.ordinal += offset_;
     if (print_)
@@ -279,6 +292,9 @@ Plan runPipeline(const Options& options, Graph& graph, DecisionLog& log,
   PipelineOptions pipelineOptions;
   if (options.bisectLimit >= 0)
     pipelineOptions.bisectLimit = std::max(0, options.bisectLimit - log.made());
+  // Like the limit, the fault's decision is counted across the graphs of the input.
+  if (options.injectFaultAt > log.made())
+    pipelineOptions.injectFaultAt = options.injectFaultAt - log.made();
   InstrumentationList instrumentation;
   instrumentation.add(&log);
   instrumentation.add(&printer);
