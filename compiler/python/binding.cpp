@@ -19,11 +19,14 @@
 #include <unistd.h>
 #include <vector>
 
+#include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/runtime/executable.h"
+#include "inspector/bisect/bisection_record.h"
+#include "inspector/bisect/bisector.h"
 #include "inspector/recorder/trace_recorder.h"
 #include "inspector/trace/trace_writer.h"
 #include "passes/pipeline.h"
@@ -33,7 +36,6 @@ namespace nb = nanobind;
 namespace loupe {
 namespace {
 
-using TorchArray = nb::ndarray<nb::pytorch, nb::device::cpu>;
 using AnyArray = nb::ndarray<nb::device::cpu>;
 
 struct DTypePair {
@@ -80,19 +82,55 @@ Tensor borrowArray(const AnyArray& array, size_t position) {
                         std::move(strides));
 }
 
-// A torch tensor over a Loupe tensor's memory. With `owned`, the torch tensor keeps a copy of
-// the Loupe tensor (and so its storage) alive; without, the caller guarantees the memory
-// outlives every use of the result (the fallback's arguments, valid during the callback).
-nb::object toTorch(const Tensor& tensor, bool owned) {
-  std::vector<size_t> shape(tensor.shape().begin(), tensor.shape().end());
-  nb::object owner;
-  if (owned) {
-    auto* keep = new Tensor(tensor);
-    owner = nb::capsule(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+// DLPack's managed tensor (the unversioned ABI of dlpack.h), which torch._C._from_dlpack takes
+// over: it calls `deleter` when the torch tensor dies.
+struct DLManagedTensor {
+  nb::dlpack::dltensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+
+// What a torch tensor made by toTorch holds on to: a copy of the Loupe tensor, so its storage
+// and the shape and strides the DLTensor points into stay alive.
+struct ExportedTensor {
+  Tensor tensor;
+  DLManagedTensor managed;
+};
+
+// A torch tensor over a Loupe tensor's memory; it keeps a copy of the Loupe tensor, and so its
+// storage when the tensor owns it. For borrowed memory (the fallback's arguments, valid during
+// the callback) the caller guarantees the memory outlives every use of the result.
+// The capsule goes straight to torch._C._from_dlpack: torch.utils.dlpack.from_dlpack's Python
+// checks and nanobind's export through __dlpack__ cost more than a small kernel, per output.
+nb::object toTorch(const Tensor& tensor) {
+  // Never released: it would outlive the interpreter as a static.
+  static nb::handle fromDLPack =
+      nb::object(nb::module_::import_("torch._C").attr("_from_dlpack")).release();
+  auto* exported = new ExportedTensor{tensor, {}};
+  nb::dlpack::dltensor& dl = exported->managed.dl_tensor;
+  dl.data = tensor.data();
+  dl.device = {static_cast<int32_t>(nb::device::cpu::value), 0};
+  dl.ndim = static_cast<int32_t>(tensor.rank());
+  dl.dtype = toDLPack(tensor.dtype());
+  dl.shape = const_cast<int64_t*>(exported->tensor.shape().data());
+  dl.strides = const_cast<int64_t*>(exported->tensor.strides().data());
+  exported->managed.manager_ctx = exported;
+  exported->managed.deleter = [](DLManagedTensor* self) {
+    delete static_cast<ExportedTensor*>(self->manager_ctx);
+  };
+  // torch renames a capsule it takes over to "used_dltensor"; one it never took (an error in
+  // between) still frees the tensor.
+  PyObject* capsule = PyCapsule_New(&exported->managed, "dltensor", [](PyObject* object) {
+    if (PyCapsule_IsValid(object, "dltensor")) {
+      auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(object, "dltensor"));
+      managed->deleter(managed);
+    }
+  });
+  if (!capsule) {
+    delete exported;
+    throw nb::python_error();
   }
-  TorchArray array(tensor.data(), tensor.rank(), shape.data(), owner, tensor.strides().data(),
-                   toDLPack(tensor.dtype()), nb::device::cpu::value);
-  return array.cast(nb::rv_policy::reference);
+  return fromDLPack(nb::steal(capsule));
 }
 
 std::vector<std::string> withoutDisabled(std::vector<std::string> names,
@@ -187,15 +225,30 @@ private:
 using PythonFallback =
     std::function<void(const std::string&, const std::string&, nb::list, nb::list)>;
 
+// The runtime's fallback for a Python one: the tensors are lent as views during the call.
+FallbackFn toFallbackFn(PythonFallback fallback) {
+  if (!fallback) return {};
+  return [fallback](const Node& node, const std::vector<const Tensor*>& inputs,
+                    std::vector<Tensor>& outputs) {
+    nb::gil_scoped_acquire gil;
+    nb::list in, out;
+    for (const Tensor* t : inputs)
+      in.append(t ? toTorch(*t) : nb::none());
+    for (const Tensor& t : outputs)
+      out.append(toTorch(t));
+    fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out);
+  };
+}
+
 class CompiledGraph {
 public:
   CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                 PythonFallback fallback, Trace* trace, int64_t compileId,
-                const std::string& failureStatus)
+                const std::string& failureStatus, int injectFault)
       : trace_(trace), compileId_(compileId) {
     try {
       auto start = std::chrono::steady_clock::now();
-      compile(lir, pipeline, check, std::move(fallback));
+      compile(lir, pipeline, check, std::move(fallback), injectFault);
       if (trace_)
         trace_->finishCompile(
             compileId_, "ok", std::nullopt, std::nullopt,
@@ -214,7 +267,8 @@ public:
     }
   }
 
-  nb::list run(const std::vector<AnyArray>& arrays) {
+  nb::list run(const std::vector<AnyArray>& arrays, int threads) {
+    setCpuLibraryThreads(threads);
     std::vector<Tensor> inputs;
     inputs.reserve(arrays.size());
     for (size_t i = 0; i < arrays.size(); ++i)
@@ -233,7 +287,7 @@ public:
         trace_->writer().recordKernelMaxError(compileId_, name, s.maxAbsError);
     nb::list result;
     for (const Tensor& t : outputs)
-      result.append(toTorch(t, true));
+      result.append(toTorch(t));
     return result;
   }
 
@@ -248,11 +302,12 @@ public:
 
 private:
   void compile(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
-               PythonFallback fallback) {
+               PythonFallback fallback, int injectFault) {
     graph_ = parseGraph(lir, "<fx graph>");
     verify(*graph_);
     Plan plan;
     PipelineOptions pipelineOptions;
+    pipelineOptions.injectFaultAt = injectFault;
     InstrumentationList instrumentation;
     if (trace_) {
       recorder_ = std::make_unique<TraceRecorder>(trace_->writer(), compileId_);
@@ -265,17 +320,7 @@ private:
 
     ExecutableOptions options;
     options.check = check_ = check;
-    if (fallback)
-      options.fallback = [fallback](const Node& node, const std::vector<const Tensor*>& inputs,
-                                    std::vector<Tensor>& outputs) {
-        nb::gil_scoped_acquire gil;
-        nb::list in, out;
-        for (const Tensor* t : inputs)
-          in.append(t ? toTorch(*t, false) : nb::none());
-        for (const Tensor& t : outputs)
-          out.append(toTorch(t, false));
-        fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out);
-      };
+    options.fallback = toFallbackFn(std::move(fallback));
     executable_ = std::make_unique<Executable>(*graph_, plan, std::move(options));
   }
 
@@ -287,6 +332,74 @@ private:
   bool arenaRecorded_ = false;
   bool check_ = false; // check mode: each run's kernel errors go into the trace
 };
+
+// Calls Python with (one line describing the trial, trials done, trials expected).
+using PythonProgress = std::function<void(const std::string&, int, int)>;
+
+// Bisects one graph against reference outputs (eager's); records the bisection against the
+// compile when a trace is given. Returns the result as a dict (docs/bisect.md).
+nb::dict bisectGraph(const std::string& lir, const std::vector<std::string>& pipeline,
+                     const std::vector<AnyArray>& inputArrays,
+                     const std::vector<AnyArray>& referenceArrays, PythonFallback fallback,
+                     int injectFault, std::optional<double> rtol, std::optional<double> atol,
+                     Trace* trace, int64_t compileId, PythonProgress progress) {
+  auto graph = parseGraph(lir, "<fx graph>");
+  verify(*graph);
+  std::vector<Tensor> inputs, reference;
+  for (size_t i = 0; i < inputArrays.size(); ++i)
+    inputs.push_back(borrowArray(inputArrays[i], i));
+  for (size_t i = 0; i < referenceArrays.size(); ++i)
+    reference.push_back(borrowArray(referenceArrays[i], i));
+  BisectOptions options;
+  options.pipeline = pipeline;
+  options.pipelineOptions.injectFaultAt = injectFault;
+  if (rtol || atol)
+    options.tolerance = Tolerance{rtol.value_or(Tolerance{}.rtol), atol.value_or(Tolerance{}.atol)};
+  options.fallback = toFallbackFn(std::move(fallback));
+  if (progress)
+    options.progress = [&progress](const BisectTrial& trial, int done, int estimated) {
+      std::string what = trial.phase == "full" ? "full pipeline"
+                         : trial.phase == "pass"
+                             ? "passes up to " + trial.stopAfter
+                             : "decisions 1.." + std::to_string(trial.decisionLimit);
+      progress(what + (trial.diverged ? ": differs" : ": matches"), done, estimated);
+    };
+  BisectResult result = bisect(*graph, inputs, reference, options);
+  BisectionRecord record = bisectionRecordOf(result, injectFault);
+  if (trace) trace->writer().recordBisection(compileId, record);
+
+  nb::dict out;
+  out["status"] = record.status;
+  out["diverged"] = result.diverged;
+  out["report"] = describeResult(result);
+  out["first_bad_pass"] = result.firstBadPass;
+  out["total_decisions"] = result.totalDecisions;
+  out["max_abs_error"] = result.full.maxAbsError;
+  out["trials"] = result.trials.size();
+  out["decision"] = nb::none();
+  if (const auto& d = result.culprit) {
+    nb::dict decision;
+    decision["ordinal"] = d->ordinal;
+    decision["pass"] = d->pass;
+    decision["kind"] = d->kind;
+    decision["description"] = d->description;
+    decision["nodes"] = d->nodes;
+    out["decision"] = decision;
+  }
+  nb::list nodes;
+  for (const CulpritNodeRecord& n : record.culprit_nodes) {
+    nb::dict node;
+    node["name"] = n.name;
+    node["op"] = n.op;
+    node["file"] = n.file;
+    node["line"] = n.line;
+    node["module_path"] = n.module_path;
+    node["fused_members"] = n.fused_members;
+    nodes.append(node);
+  }
+  out["nodes"] = nodes;
+  return out;
+}
 
 } // namespace
 } // namespace loupe
@@ -358,16 +471,27 @@ NB_MODULE(_C, m) {
            nb::arg("previous_compile_key"), nb::arg("reason"),
            nb::arg("failed_guard").none() = nb::none());
 
+  m.def("bisect", &bisectGraph, nb::arg("lir"), nb::arg("pipeline"), nb::arg("inputs"),
+        nb::arg("reference"), nb::arg("fallback").none() = nb::none(), nb::arg("inject_fault") = -1,
+        nb::arg("rtol").none() = nb::none(), nb::arg("atol").none() = nb::none(),
+        nb::arg("trace").none() = nb::none(), nb::arg("compile_id") = 0,
+        nb::arg("progress").none() = nb::none(),
+        "Finds the pass and the decision that make the compiled graph's outputs differ from "
+        "`reference` (eager's) on `inputs`; records the bisection against compile_id when a "
+        "trace is given. Returns a dict: status, diverged, report, decision, nodes, ...");
+
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
-                    Trace*, int64_t, const std::string&>(),
+                    Trace*, int64_t, const std::string&, int>(),
            nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
            nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
            nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
+           nb::arg("inject_fault") = -1,
            "Parses, verifies and compiles one graph and finishes its compile record in the "
            "trace: 'ok', or failure_status with the error and the failed pass (then raises "
-           "LoupeError).")
-      .def("run", &CompiledGraph::run, nb::arg("inputs"),
-           "Runs on CPU tensors in graph-input order; returns the outputs as new tensors.")
+           "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N.")
+      .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::arg("threads") = 0,
+           "Runs on CPU tensors (or their DLPack capsules) in graph-input order, with at most "
+           "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors.")
       .def("stats", &CompiledGraph::stats);
 }

@@ -38,6 +38,34 @@ struct RunOptions {
 };
 int runRun(const RunOptions& options);
 
+struct BisectCliOptions {
+  std::string file;                // .lir
+  std::vector<std::string> inputs; // as for run
+  uint64_t seed = 0;
+  std::vector<std::string> symbols;
+  std::vector<std::string> pipeline; // default pipeline when empty
+  int injectFault = -1;              // testing aid: miscompile after this decision
+  std::optional<double> rtol;        // default: by the outputs' dtype (docs/bisect.md)
+  std::optional<double> atol;
+  std::string trace; // record the compile and the bisection here
+  bool json = false;
+};
+// Exit status 0: no divergence; 1: a culprit was found; 2: usage error or failure.
+int runBisect(const BisectCliOptions& options);
+
+struct DiffOptions {
+  std::vector<std::string> traces; // one trace, or two (A's compiles from the first)
+  std::string a, b;                // selectors (inspector/diff/compile_selector.h)
+  std::string aroundPass;          // compare --a's compile before and after this pass
+  bool scaling = false;            // scaling analysis over every compile --a selects
+  bool json = false;
+  std::optional<size_t> limit; // findings shown; default 10 in text, all in JSON; 0: all
+  std::string color = "auto";  // auto | always | never
+};
+// Exit codes differ from the other commands: 0 the compiles differ only in shapes, 1 they
+// differ, 2 an error or wrong usage.
+int runDiff(const DiffOptions& options);
+
 // Prints "loupe: error: <message>" to stderr.
 void printError(const std::string& message);
 

@@ -67,6 +67,64 @@ int main(int argc, char** argv) {
   runCmd->add_option("--trace", run.trace,
                      "Record the compile (and check-mode errors) into this trace file");
 
+  BisectCliOptions bisect;
+  auto* bisectCmd = app.add_subcommand(
+      "bisect", "Find the pass and the decision that make a .lir graph's compiled results "
+                "differ from the reference (exit 0: none, 1: culprit found, 2: error)");
+  bisectCmd->add_option("file", bisect.file, "Graph file (.lir); the first graph in it")
+      ->required();
+  bisectCmd->add_option("-i,--input", bisect.inputs,
+                        "Input as NAME=FILE.npy or FILE.npy; missing inputs are random");
+  bisectCmd->add_option("--seed", bisect.seed, "Seed for random inputs (default 0)");
+  bisectCmd->add_option("--symbol", bisect.symbols, "Bind a symbolic dim: s0=8 (repeatable)");
+  bisectCmd
+      ->add_option("--pipeline", bisect.pipeline,
+                   "Passes, comma-separated (default: the default pipeline)")
+      ->delimiter(',');
+  bisectCmd
+      ->add_option("--inject-fault", bisect.injectFault,
+                   "Testing aid: miscompile the graph after decision N (see docs/bisect.md)")
+      ->check(CLI::PositiveNumber);
+  bisectCmd->add_option("--rtol", bisect.rtol, "Relative tolerance (default by dtype)");
+  bisectCmd->add_option("--atol", bisect.atol, "Absolute tolerance (default by dtype)");
+  bisectCmd->add_option("--trace", bisect.trace, "Record the compile and the bisection here");
+  bisectCmd->add_flag("--json", bisect.json, "Print the result as one JSON document");
+
+  DiffOptions diff;
+  auto* diffCmd = app.add_subcommand(
+      "diff",
+      "Compare two compiles of one frame (e.g. batch 8 vs 16) and rank what differs beyond "
+      "shapes, most likely culprit first: the first divergent pass, broadcast blow-ups, "
+      "hard-coded dims, graph breaks, failed guards, fusion, kernel and memory differences "
+      "(docs/differ.md).\n"
+      "  loupe diff TRACE                      each recompile vs the previous compile of its "
+      "frame\n"
+      "  loupe diff TRACE --a SEL --b SEL      two compiles of one trace\n"
+      "  loupe diff TRACE_A TRACE_B            two traces (optionally --a/--b in each)\n"
+      "  loupe diff TRACE --a SEL --around-pass PASS   one compile before and after a pass\n"
+      "  loupe diff TRACE --a SEL --scaling    how dims scale over 3+ compiles\n"
+      "Selectors (joined with ',', all must hold): 7 (compile id), 0/1 or 0/1:bw (compile "
+      "key), fw|bw|inference|graph, frame=NAME, x=8 (dim 0 of input x), x.1=64, batch=8.\n"
+      "Exit status: 0 only shapes differ, 1 the compiles differ, 2 error or usage.");
+  diffCmd->add_option("traces", diff.traces, "Trace file(s) (.db): one, or A and B")
+      ->required()
+      ->expected(1, 2);
+  diffCmd->add_option("--a", diff.a, "Selector for compile(s) A (in the first trace)");
+  diffCmd->add_option("--b", diff.b, "Selector for compile(s) B (in the second trace, if any)");
+  diffCmd->add_option("--around-pass", diff.aroundPass,
+                      "Compare the compile --a selects before and after this pass");
+  diffCmd->add_flag("--scaling", diff.scaling,
+                    "Scaling analysis: fit every dim over the compiles --a selects (3+ "
+                    "compiles do this by default) and report non-linear ones");
+  diffCmd->add_flag("--json", diff.json,
+                    "One JSON document: {a, b, same, findings: [{kind, score, pass, nodes, "
+                    "source, message}]}; {same, diffs: [...]} for several pairs");
+  diffCmd->add_option("--limit", diff.limit,
+                      "Findings shown per comparison (default 10 in text, all in JSON; 0: all)");
+  diffCmd
+      ->add_option("--color", diff.color, "auto (a terminal and NO_COLOR unset), always or never")
+      ->default_str("auto");
+
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
@@ -92,6 +150,8 @@ int main(int argc, char** argv) {
     if (*showCmd) return runShow(show);
     if (*exportCmd) return runExport(exp);
     if (*runCmd) return runRun(run);
+    if (*diffCmd) return runDiff(diff);
+    if (*bisectCmd) return runBisect(bisect);
   } catch (const loupe::TraceError& e) {
     printError(e.what());
     return 1;

@@ -36,6 +36,31 @@ inline void from_json(const nlohmann::json& json, StackFrame& frame) {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelAlternative, kind, target, why)
 
+inline void to_json(nlohmann::json& json, const CulpritNodeRecord& node) {
+  json = {{"name", node.name},
+          {"op", node.op},
+          {"file", node.file},
+          {"line", node.line},
+          {"module_path", node.module_path},
+          {"fused_group", node.fused_group},
+          {"fused_members", node.fused_members}};
+}
+
+// Written out for the same reason as StackFrame's.
+inline void from_json(const nlohmann::json& json, CulpritNodeRecord& node) {
+  const nlohmann::json& line = json.at("line");
+  if (!line.is_number_integer()) {
+    throw nlohmann::json::type_error::create(302, "culprit node line is not an integer", &line);
+  }
+  node = {.name = json.at("name").get<std::string>(),
+          .op = json.at("op").get<std::string>(),
+          .file = json.at("file").get<std::string>(),
+          .line = line.get<int>(),
+          .module_path = json.at("module_path").get<std::string>(),
+          .fused_group = json.at("fused_group").get<std::string>(),
+          .fused_members = json.at("fused_members").get<std::vector<std::string>>()};
+}
+
 // Compact JSON text; invalid UTF-8 (a file name, say) is replaced rather than refused, so
 // odd bytes never stop a record from being stored.
 std::string toJsonText(const nlohmann::json& value);

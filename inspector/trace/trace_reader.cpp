@@ -308,6 +308,53 @@ std::vector<RecompileRecord> TraceReader::recompiles(int64_t compile_id) const {
       compile_id);
 }
 
+std::vector<BisectionRow> TraceReader::bisections(std::optional<int64_t> compile_id) const {
+  auto rows = selectAll(
+      *db_, R"sql(
+        SELECT id, compile_id, status, rtol, atol, injected_fault, first_bad_pass,
+               total_decisions, decision_ordinal, decision_pass, decision_kind,
+               decision_description, decision_nodes, culprit_nodes, created_at
+        FROM bisections WHERE ?1 IS NULL OR compile_id = ?1 ORDER BY id)sql",
+      [this](const SqliteQuery& row) {
+        return BisectionRow{
+            .id = row.get<int64_t>(0),
+            .compile_id = row.get<int64_t>(1),
+            .bisection = {.status = row.get<std::string>(2),
+                          .rtol = row.get<double>(3),
+                          .atol = row.get<double>(4),
+                          .injected_fault = row.get<std::optional<int>>(5),
+                          .first_bad_pass = row.get<std::optional<std::string>>(6),
+                          .total_decisions = row.get<int>(7),
+                          .decision_ordinal = row.get<std::optional<int>>(8),
+                          .decision_pass = row.get<std::optional<std::string>>(9),
+                          .decision_kind = row.get<std::optional<std::string>>(10),
+                          .decision_description = row.get<std::optional<std::string>>(11),
+                          .decision_nodes = jsonColumn<std::vector<std::string>>(*db_, row, 12),
+                          .culprit_nodes =
+                              jsonColumn<std::vector<CulpritNodeRecord>>(*db_, row, 13),
+                          .created_at = row.get<std::string>(14)}};
+      },
+      compile_id);
+  for (BisectionRow& row : rows) {
+    row.bisection.steps = selectAll(
+        *db_, R"sql(
+          SELECT phase, stop_after, decision_limit, diverged, max_abs_error, max_rel_error,
+                 error_message
+          FROM bisection_steps WHERE bisection_id = ?1 ORDER BY ordinal)sql",
+        [](const SqliteQuery& step) {
+          return BisectionStepRecord{.phase = step.get<std::string>(0),
+                                     .stop_after = step.get<std::optional<std::string>>(1),
+                                     .decision_limit = step.get<std::optional<int>>(2),
+                                     .diverged = step.get<bool>(3),
+                                     .max_abs_error = step.get<double>(4),
+                                     .max_rel_error = step.get<double>(5),
+                                     .error_message = step.get<std::optional<std::string>>(6)};
+        },
+        row.id);
+  }
+  return rows;
+}
+
 std::vector<WarningRecord> TraceReader::warnings(int64_t run_id) const {
   return selectAll(
       *db_, "SELECT compile_id, message, created_at FROM warnings WHERE run_id = ?1 ORDER BY id",

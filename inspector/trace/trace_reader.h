@@ -71,6 +71,9 @@ public:
   std::optional<MemoryPlanRecord> memoryPlan(int64_t compile_id) const;
   std::optional<RuntimeStatsRecord> runtimeStats(int64_t compile_id) const;
 
+  // Bisections of one compile, or of every compile; in the order they were recorded.
+  std::vector<BisectionRow> bisections(std::optional<int64_t> compile_id = std::nullopt) const;
+
   std::vector<GraphBreakRecord> graphBreaks(int64_t run_id) const;
   std::vector<GuardRecord> guards(int64_t compile_id) const;
   std::vector<RecompileRecord> recompiles(int64_t compile_id) const;

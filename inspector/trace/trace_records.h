@@ -209,6 +209,53 @@ struct RuntimeStatsRecord {
   bool operator==(const RuntimeStatsRecord&) const = default;
 };
 
+// A node the culprit decision of a bisection involved, with its user source location. Empty
+// strings and line 0 stand for unknown.
+struct CulpritNodeRecord {
+  std::string name{};
+  std::string op{};
+  std::string file{};
+  int line = 0;
+  std::string module_path{};
+  std::string fused_group{};                // the fused node holding it, when fused
+  std::vector<std::string> fused_members{}; // "%name = op" of that group's body
+
+  bool operator==(const CulpritNodeRecord&) const = default;
+};
+
+// One compile-and-run of a bisection.
+struct BisectionStepRecord {
+  std::string phase{};                     // full | pass | decision
+  std::optional<std::string> stop_after{}; // the last pass of the prefix
+  std::optional<int> decision_limit{};     // decisions 1..limit applied; absent: all
+  bool diverged = false;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  std::optional<std::string> error_message{}; // the trial failed to compile or run
+
+  bool operator==(const BisectionStepRecord&) const = default;
+};
+
+// A search for the pass and decision that make a compile's results differ from the reference.
+struct BisectionRecord {
+  std::string status = "no_divergence"; // no_divergence | culprit_decision | culprit_pass
+  double rtol = 0;
+  double atol = 0;
+  std::optional<int> injected_fault{}; // the decision a fault was injected after (testing aid)
+  std::optional<std::string> first_bad_pass{};
+  int total_decisions = 0;
+  std::optional<int> decision_ordinal{}; // the culprit decision (culprit_decision)
+  std::optional<std::string> decision_pass{};
+  std::optional<std::string> decision_kind{};
+  std::optional<std::string> decision_description{};
+  std::vector<std::string> decision_nodes{};
+  std::vector<CulpritNodeRecord> culprit_nodes{};
+  std::vector<BisectionStepRecord> steps{}; // in the order they ran
+  std::string created_at{};                 // empty: the writer stamps the time of recording
+
+  bool operator==(const BisectionRecord&) const = default;
+};
+
 // Rows as the reader returns them, with the ids the writer assigned.
 
 struct RunRow {
@@ -233,6 +280,14 @@ struct DecisionRow {
   int64_t id = 0;
   int64_t pass_id = 0;
   DecisionRecord decision{};
+};
+
+struct BisectionRow {
+  int64_t id = 0;
+  int64_t compile_id = 0;
+  BisectionRecord bisection{};
+
+  bool operator==(const BisectionRow&) const = default;
 };
 
 } // namespace loupe

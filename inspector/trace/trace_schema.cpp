@@ -189,7 +189,42 @@ ALTER TABLE memory_plans ADD COLUMN arena_expr TEXT;
 ALTER TABLE memory_plans ADD COLUMN peak_expr TEXT;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3};
+// Version 4: bisections (`loupe bisect`, the backend's bisect mode) and their steps.
+constexpr const char* kVersion4 = R"sql(
+CREATE TABLE bisections (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  status TEXT NOT NULL,
+  rtol REAL NOT NULL,
+  atol REAL NOT NULL,
+  injected_fault INTEGER,
+  first_bad_pass TEXT,
+  total_decisions INTEGER NOT NULL,
+  decision_ordinal INTEGER,
+  decision_pass TEXT,
+  decision_kind TEXT,
+  decision_description TEXT,
+  decision_nodes TEXT NOT NULL,
+  culprit_nodes TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX bisections_by_compile ON bisections (compile_id);
+
+CREATE TABLE bisection_steps (
+  bisection_id INTEGER NOT NULL REFERENCES bisections (id),
+  ordinal INTEGER NOT NULL,
+  phase TEXT NOT NULL,
+  stop_after TEXT,
+  decision_limit INTEGER,
+  diverged INTEGER NOT NULL,
+  max_abs_error REAL NOT NULL,
+  max_rel_error REAL NOT NULL,
+  error_message TEXT,
+  PRIMARY KEY (bisection_id, ordinal)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4};
 
 } // namespace
 

@@ -248,6 +248,36 @@ void TraceWriter::recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecor
            compile_id, stats.calls, stats.total_ms);
 }
 
+int64_t TraceWriter::recordBisection(int64_t compile_id, const BisectionRecord& bisection) {
+  requireOneOf(*db_, "bisection status", bisection.status,
+               {"no_divergence", "culprit_decision", "culprit_pass"});
+  for (const BisectionStepRecord& step : bisection.steps)
+    requireOneOf(*db_, "bisection step phase", step.phase, {"full", "pass", "decision"});
+  SqliteTransaction transaction(*db_);
+  int64_t bisection_id = db_->insert(
+      R"sql(
+    INSERT INTO bisections (compile_id, status, rtol, atol, injected_fault, first_bad_pass,
+                            total_decisions, decision_ordinal, decision_pass, decision_kind,
+                            decision_description, decision_nodes, culprit_nodes, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql",
+      compile_id, bisection.status, bisection.rtol, bisection.atol, bisection.injected_fault,
+      bisection.first_bad_pass, bisection.total_decisions, bisection.decision_ordinal,
+      bisection.decision_pass, bisection.decision_kind, bisection.decision_description,
+      toJsonText(bisection.decision_nodes), toJsonText(bisection.culprit_nodes),
+      timestampOrNow(bisection.created_at));
+  for (size_t ordinal = 0; ordinal < bisection.steps.size(); ++ordinal) {
+    const BisectionStepRecord& step = bisection.steps[ordinal];
+    db_->run(R"sql(
+      INSERT INTO bisection_steps (bisection_id, ordinal, phase, stop_after, decision_limit,
+                                   diverged, max_abs_error, max_rel_error, error_message)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql",
+             bisection_id, ordinal, step.phase, step.stop_after, step.decision_limit, step.diverged,
+             step.max_abs_error, step.max_rel_error, step.error_message);
+  }
+  transaction.commit();
+  return bisection_id;
+}
+
 void TraceWriter::recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break) {
   db_->run(R"sql(
     INSERT INTO graph_breaks (run_id, compile_id, frame_name, reason, user_stack, created_at)

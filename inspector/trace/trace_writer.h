@@ -50,6 +50,9 @@ public:
   // Replaces the compile's totals.
   void recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats);
 
+  // A bisection of the compile and its steps, in one transaction.
+  int64_t recordBisection(int64_t compile_id, const BisectionRecord& bisection);
+
   void recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break);
   void recordGuard(int64_t compile_id, const GuardRecord& guard);
   // Dynamo reports a failed guard on a later call, after the guard was recorded: marks the

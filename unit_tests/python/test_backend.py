@@ -205,3 +205,24 @@ def test_check_mode_stores_each_kernels_error(trace_path):
         trace_path, "SELECT kind, max_error FROM kernels WHERE kind IN ('generated', 'library')"
     )
     assert errors and all(e is not None and e < 1e-4 for _, e in errors)
+
+
+def test_sizes_torch_writes_under_its_guards_compile(trace_path):
+    """torch spells these sizes under divisibility guards (24*(s0//8), s0//(s0//2)) and some
+    strides as Max(1, ...): the graphs, forward and backward, must compile, not run eagerly."""
+
+    def fold(x, w):
+        h = torch.tanh(x @ w).reshape(8, -1)
+        pairs = x.reshape(-1, 2, x.shape[1]).mean(dim=1)
+        return h.mean(dim=1), pairs
+
+    compiled = torch.compile(fold, backend="loupe", dynamic=True, options={"trace": trace_path})
+    w = torch.randn(12, 24, requires_grad=True)
+    for batch in (8, 16):
+        x = torch.randn(batch, 12, requires_grad=True)
+        got, expected = compiled(x, w), fold(x, w)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e)
+        (got[0].sum() + got[1].sum()).backward()
+    statuses = query(trace_path, "SELECT graph_kind, status, error_message FROM compiles")
+    assert statuses and all(status == "ok" for _, status, _ in statuses), statuses

@@ -42,6 +42,7 @@ void readEverything(const TraceReader& reader) {
     reader.runtimeStats(compile.id);
     reader.guards(compile.id);
     reader.recompiles(compile.id);
+    reader.bisections(compile.id);
   }
 }
 
@@ -88,6 +89,7 @@ TEST(TraceReader, OlderVersionsAreReadWithoutUpgradingTheFile) {
     ASSERT_EQ(reader.runs().size(), 1u);
     EXPECT_EQ(reader.runs()[0].info.host, "old-host");
     EXPECT_TRUE(reader.decisions(1).empty());
+    EXPECT_TRUE(reader.bisections().empty());
     readEverything(reader);
 
     EXPECT_EQ(readFile(path), bytes);

@@ -283,6 +283,50 @@ TEST(TraceRoundTrip, StaticDimsAreNumbersForSql) {
   EXPECT_EQ(queryInt(path, "SELECT json_extract(shape, '$[0]') = 's0' FROM snapshot_nodes"), 1);
 }
 
+TEST(TraceRoundTrip, BisectionAndItsStepsReadBackEqual) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  BisectionRecord bisection{
+      .status = "culprit_decision",
+      .rtol = 1e-4,
+      .atol = 1e-5,
+      .injected_fault = 3,
+      .first_bad_pass = "cse",
+      .total_decisions = 7,
+      .decision_ordinal = 3,
+      .decision_pass = "cse",
+      .decision_kind = "merge",
+      .decision_description = "%2 = aten.add.Tensor(%x, %y) duplicates %1",
+      .decision_nodes = {"2"},
+      .culprit_nodes = {{.name = "2",
+                         .op = "aten.add.Tensor",
+                         .file = "model.py",
+                         .line = 14,
+                         .module_path = "encoder.fc1",
+                         .fused_group = "fused_0",
+                         .fused_members = {"%2 = aten.add.Tensor", "%3 = aten.relu"}}},
+      .steps = {{.phase = "full", .diverged = true, .max_abs_error = 0.5, .max_rel_error = 0.25},
+                {.phase = "pass", .stop_after = "cse", .diverged = true},
+                {.phase = "decision",
+                 .stop_after = "cse",
+                 .decision_limit = 2,
+                 .error_message = "output 0 has shape [2] where the reference has [3]"}},
+      .created_at = "2024-05-01T10:00:00.000Z"};
+  int64_t compile_id;
+  {
+    TraceWriter writer(path);
+    compile_id = writer.beginCompile(writer.beginRun(sampleRun("host-a")), sampleCompile("0/0"));
+    writer.recordBisection(compile_id, bisection);
+  }
+  TraceReader reader(path);
+  std::vector<BisectionRow> rows = reader.bisections(compile_id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].compile_id, compile_id);
+  EXPECT_EQ(rows[0].bisection, bisection);
+  EXPECT_EQ(reader.bisections(), rows);
+  EXPECT_EQ(queryInt(path, "SELECT count(*) FROM bisection_steps WHERE diverged = 1"), 2);
+}
+
 TEST(TraceRoundTrip, WriterRefusesRecordsOutsideTheSchema) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");
@@ -301,6 +345,9 @@ TEST(TraceRoundTrip, WriterRefusesRecordsOutsideTheSchema) {
               writer.recordKernel(compile_id, {.name = "k", .kind = "magic", .target = "cpu"});
             }),
             path + ": kernel kind 'magic' is not one of: generated, library, fallback, view");
+  EXPECT_EQ(traceErrorMessage([&] { writer.recordBisection(compile_id, {.status = "maybe"}); }),
+            path + ": bisection status 'maybe' is not one of: no_divergence, culprit_decision, "
+                   "culprit_pass");
   RunInfo bad_options = sampleRun("host-a");
   bad_options.options_json = "{check: yes";
   EXPECT_EQ(traceErrorMessage([&] { writer.beginRun(bad_options); }),

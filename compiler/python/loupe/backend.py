@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -44,12 +45,19 @@ class Config:
     strict: bool = False
     pipeline: str = "default"
     disable_passes: list[str] = field(default_factory=list)
+    # Bisect mode (`loupe bisect SCRIPT.py`): on its first call each graph is also run eagerly
+    # and, when the results differ, bisected (docs/bisect.md).
+    bisect: bool = False
+    # Testing aid: "N" miscompiles the first graph after decision N, "KIND:N" the first graph of
+    # that kind (forward, backward, inference).
+    inject_fault: str | None = None
 
     @staticmethod
     def resolve(options: dict[str, Any] | None) -> "Config":
         """`options` from torch.compile first, then LOUPE_* environment variables."""
         options = dict(options or {})
-        unknown = set(options) - {"trace", "check", "strict", "pipeline", "disable_passes"}
+        known = {"trace", "check", "strict", "pipeline", "disable_passes", "bisect", "inject_fault"}
+        unknown = set(options) - known
         if unknown:
             raise ValueError(f"unknown loupe option(s) {sorted(unknown)}")
         env = os.environ
@@ -59,8 +67,26 @@ class Config:
             strict=options.get("strict", env.get("LOUPE_STRICT", "").lower() in _TRUE),
             pipeline=options.get("pipeline", env.get("LOUPE_PIPELINE", "default")),
             disable_passes=list(options.get("disable_passes", [])),
+            bisect=options.get("bisect", env.get("LOUPE_BISECT", "").lower() in _TRUE),
+            inject_fault=options.get("inject_fault", env.get("LOUPE_INJECT_FAULT")),
         )
+        if config.inject_fault is not None:
+            parse_fault(str(config.inject_fault))  # a malformed value is an error now
         return config
+
+
+_FAULT = re.compile(r"(?:(forward|backward|inference):)?([1-9][0-9]*)")
+
+
+def parse_fault(text: str) -> tuple[str | None, int]:
+    """ "N" or "KIND:N" -> (kind or None, N)."""
+    match = _FAULT.fullmatch(text.strip())
+    if not match:
+        raise ValueError(
+            "inject_fault expects N or KIND:N (KIND forward, backward or inference), "
+            f"got {text!r}"
+        )
+    return match.group(1), int(match.group(2))
 
 
 # Dynamo reports a compile's first events before it calls the backend; torch.compile imports
@@ -70,6 +96,22 @@ recorder.install()
 _traces: dict[str, tuple[_C.Trace, int]] = {}  # path -> (writer, this process's run id)
 _default_trace_path: str | None = None
 _graph_ids = itertools.count()
+_fault_used = False
+# Bisect mode's results, one dict per bisected graph (what _C.bisect returns, plus "graph").
+bisections: list[dict] = []
+
+
+def fault_for(config: Config, graph_kind: str) -> int:
+    """The decision to inject a fault after in this graph, or -1: the fault goes to one graph,
+    the first one compiled (of the kind named, when one is)."""
+    global _fault_used
+    if config.inject_fault is None or _fault_used:
+        return -1
+    kind, decision = parse_fault(str(config.inject_fault))
+    if kind is not None and kind != graph_kind:
+        return -1
+    _fault_used = True
+    return decision
 
 
 def default_trace_path() -> str:
@@ -93,9 +135,44 @@ def open_trace(config: Config) -> tuple[_C.Trace, int]:
     return _traces[path]
 
 
-def input_signature(example_inputs: list) -> str:
+_SOURCE_ROOT = re.compile(r"[LG]\['([A-Za-z_][A-Za-z0-9_]*)'\]")
+_SOURCE_STEP = re.compile(
+    r"\._(?:modules|parameters|buffers)\['([A-Za-z0-9_]+)'\]|\.([A-Za-z_][A-Za-z0-9_]*)"
+)
+
+
+def simplify_source(name: str) -> str | None:
+    """Dynamo's source name as the user spells it: "L['x']" -> "x",
+    "L['self']._modules['fc1']._parameters['weight']" -> "self.fc1.weight"; None for anything
+    else (sizes, indexing), which is left unnamed rather than guessed."""
+    root = _SOURCE_ROOT.match(name)
+    if not root:
+        return None
+    parts, position = [root.group(1)], root.end()
+    while position < len(name):
+        step = _SOURCE_STEP.match(name, position)
+        if not step:
+            return None
+        parts.append(step.group(1) or step.group(2))
+        position = step.end()
+    return ".".join(parts)
+
+
+def dynamo_input_names(gm: torch.fx.GraphModule) -> list[str | None]:
+    """The user's name of each input of Dynamo's graph, None where unknown."""
+    names = []
+    for node in gm.graph.find_nodes(op="placeholder"):
+        source = getattr(node.meta.get("grapharg"), "source", None)
+        text = getattr(source, "name", None)
+        text = text() if callable(text) else text  # a method in older torch, a property now
+        names.append(simplify_source(text) if isinstance(text, str) else None)
+    return names
+
+
+def input_signature(example_inputs: list, names: list[str | None] | None = None) -> str:
+    """The inputs' shapes and dtypes; `names` (Dynamo's, aligned with the inputs) adds "name"."""
     signature = []
-    for value in example_inputs:
+    for position, value in enumerate(example_inputs):
         if isinstance(value, torch.Tensor):
             signature.append(
                 {
@@ -109,6 +186,8 @@ def input_signature(example_inputs: list) -> str:
             )
         else:
             signature.append({"scalar": str(value)})
+        if names and names[position]:
+            signature[-1]["name"] = names[position]
     return json.dumps(signature)
 
 
@@ -116,12 +195,14 @@ def describe(error: BaseException) -> str:
     return "".join(traceback.format_exception_only(error)).strip()
 
 
-def compile_info(gm: torch.fx.GraphModule, example_inputs: list, graph_kind: str) -> Any:
+def compile_info(
+    gm: torch.fx.GraphModule, example_inputs: list, graph_kind: str, names: list | None = None
+) -> Any:
     info = _C.CompileInfo()
     compile_id = torch._guards.CompileContext.current_compile_id()
     info.compile_key = str(compile_id) if compile_id is not None else ""
     info.graph_kind = graph_kind
-    info.input_signature_json = input_signature(example_inputs)
+    info.input_signature_json = input_signature(example_inputs, names)
     dynamo_frame = recorder.frame_of(info.compile_key)
     if dynamo_frame is not None:
         info.frame_file, info.frame_line = dynamo_frame.frame_file, dynamo_frame.frame_line
@@ -135,10 +216,16 @@ def compile_info(gm: torch.fx.GraphModule, example_inputs: list, graph_kind: str
     return info
 
 
-def begin_compile(config: Config, gm: torch.fx.GraphModule, example_inputs: list, graph_kind: str):
+def begin_compile(
+    config: Config,
+    gm: torch.fx.GraphModule,
+    example_inputs: list,
+    graph_kind: str,
+    names: list | None = None,
+):
     """Opens the compile's row; Dynamo's events for it are recorded against it from now on."""
     trace, run_id = open_trace(config)
-    info = compile_info(gm, example_inputs, graph_kind)
+    info = compile_info(gm, example_inputs, graph_kind, names)
     compile_id = trace.begin_compile(run_id, info)
     recorder.compile_begun(trace, run_id, info.compile_key, compile_id)
     return trace, compile_id
@@ -157,6 +244,11 @@ def fallback_for(lir: LirGraph) -> Callable:
     return fallback
 
 
+# torch.Tensor.__dlpack__ without its Python checks, which cost more than a small kernel per
+# input; the one that matters, requires_grad, guards writes, and the runtime only reads inputs.
+_to_dlpack = torch._C._to_dlpack
+
+
 class LoupeGraph:
     """A compiled aten graph: runs the C++ executable on the call's tensors."""
 
@@ -164,31 +256,99 @@ class LoupeGraph:
         self.gm = gm
         self.lir = lir
         self.compiled = compiled
+        # Worked out once so that a call does only the per-call work.
+        self.sources = [(kind == "arg", source) for kind, source in lir.inputs]
+        returned = [out for out in lir.outputs if out is None or isinstance(out, int)]
+        self.outputs_are_results = lir.outputs == list(range(len(returned)))
 
     def __call__(self, *args) -> list:
-        inputs = []
-        for kind, source in self.lir.inputs:
-            value = args[source] if kind == "arg" else getattr(self.gm, source)
-            if isinstance(value, torch.Tensor):
-                inputs.append(value.detach())
-            else:
-                inputs.append(torch.tensor(int(value), dtype=torch.int64))
-        results = self.compiled.run(inputs)
+        values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
+        results = self.compiled.run(
+            [
+                _to_dlpack(value if isinstance(value, torch.Tensor) else torch.tensor(int(value)))
+                for value in values
+            ],
+            torch.get_num_threads(),  # BLAS follows torch.set_num_threads
+        )
+        if self.outputs_are_results:
+            return results
         bindings = None
         outputs = []
         for out in self.lir.outputs:
             if out is None or isinstance(out, int):
                 outputs.append(None if out is None else results[out])
                 continue
-            bindings = bindings or symbolic_outputs(self.lir, inputs)
+            bindings = bindings or symbolic_outputs(self.lir, values)
             outputs.append(int(out.xreplace(bindings)))
         return outputs
 
 
+class BisectingGraph:
+    """Bisect mode: on the first call, bisects the graph against eager on that call's inputs
+    (the bisector runs the full pipeline first and stops there when the results agree)."""
+
+    def __init__(
+        self, name: str, graph: LoupeGraph, pipeline: list, trace: Any, compile_id: int, fault: int
+    ):
+        self.name, self.graph, self.pipeline, self.fault = name, graph, pipeline, fault
+        self.trace, self.compile_id = trace, compile_id
+        self.bisected = False
+
+    def __call__(self, *args) -> list:
+        if not self.bisected:
+            self.bisected = True
+            self.bisect(args)
+        return self.graph(*args)
+
+    def bisect(self, args: tuple) -> None:
+        lir, gm = self.graph.lir, self.graph.gm
+        # Eager runs on copies: the reference must not see (or make) mutations of the inputs.
+        copies = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+        with torch.no_grad():
+            eager = gm(*copies)
+        reference = {
+            out: eager[position].detach().contiguous()
+            for position, out in enumerate(lir.outputs)
+            if isinstance(out, int) and not isinstance(out, bool)
+        }
+        if sorted(reference) != list(range(len(reference))):
+            print(f"loupe bisect: {self.name}: outputs do not map to eager's", file=sys.stderr)
+            return
+        inputs = []
+        for kind, source in lir.inputs:
+            value = args[source] if kind == "arg" else getattr(gm, source)
+            is_tensor = isinstance(value, torch.Tensor)
+            inputs.append(value.detach() if is_tensor else torch.tensor(int(value)))
+
+        def progress(what: str, done: int, estimated: int) -> None:
+            print(f"loupe bisect: {self.name}: trial {done}/~{estimated}: {what}", file=sys.stderr)
+
+        result = _C.bisect(
+            lir.text,
+            self.pipeline,
+            inputs,
+            [reference[i] for i in range(len(reference))],
+            fallback=fallback_for(lir),
+            inject_fault=self.fault,
+            trace=self.trace,
+            compile_id=self.compile_id,
+            progress=progress,
+        )
+        result.update(graph=self.name, compile_id=self.compile_id, trace=self.trace.path)
+        bisections.append(result)
+        if result["diverged"]:
+            print(f"loupe bisect: graph {self.name} (compile {self.compile_id} in {self.trace.path})")
+            print(result["report"], end="", flush=True)
+
+
 def compile_graph(
-    gm: torch.fx.GraphModule, example_inputs: list, graph_kind: str, config: Config
+    gm: torch.fx.GraphModule,
+    example_inputs: list,
+    graph_kind: str,
+    config: Config,
+    names: list | None = None,
 ) -> Callable:
-    trace, compile_id = begin_compile(config, gm, example_inputs, graph_kind)
+    trace, compile_id = begin_compile(config, gm, example_inputs, graph_kind, names)
     failure = "error" if config.strict else "eager_fallback"
     recorded = False
     try:
@@ -196,6 +356,7 @@ def compile_graph(
         name = f"{graph_kind}_{next(_graph_ids)}"
         lir = fx_to_lir(gm, name, set(_C.registered_ops()))
         recorded = True  # from here on the binding records the outcome itself
+        fault = fault_for(config, graph_kind)
         compiled = _C.CompiledGraph(
             lir.text,
             pipeline,
@@ -204,8 +365,12 @@ def compile_graph(
             trace=trace,
             compile_id=compile_id,
             failure_status=failure,
+            inject_fault=fault,
         )
-        return make_boxed_func(LoupeGraph(gm, lir, compiled))
+        graph = LoupeGraph(gm, lir, compiled)
+        if config.bisect:
+            return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
+        return make_boxed_func(graph)
     except Exception as error:
         if not recorded:
             trace.finish_compile(compile_id, failure, describe(error))
@@ -219,9 +384,17 @@ def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, 
     """The `loupe` torch.compile backend (registered through the torch_dynamo_backends entry
     point). `mode` is accepted because torch.compile passes it; Loupe has one mode."""
     config = Config.resolve(options)
+    names = dynamo_input_names(gm)
 
     def compiler(graph_kind: str):
-        return lambda g, inputs: compile_graph(g, inputs, graph_kind, config)
+        def compile_one(g: torch.fx.GraphModule, inputs: list) -> Callable:
+            # aot_autograd's forward and inference graphs take Dynamo's inputs in order; when
+            # it adds inputs of its own (tokens, seeds) no name is sure, and backward graphs
+            # take saved values, which have none.
+            sure = graph_kind != "backward" and len(inputs) == len(names)
+            return compile_graph(g, inputs, graph_kind, config, names if sure else None)
+
+        return compile_one
 
     backend = aot_autograd(
         fw_compiler=compiler("forward"),
@@ -236,7 +409,7 @@ def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, 
         if config.strict:
             raise
         message = describe(error)
-        trace, compile_id = begin_compile(config, gm, example_inputs, "graph")
+        trace, compile_id = begin_compile(config, gm, example_inputs, "graph", names)
         trace.finish_compile(compile_id, "eager_fallback", f"aot_autograd: {message}")
         print(f"loupe: running the graph eagerly: {message}", file=sys.stderr)
         return gm.forward

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -487,14 +488,24 @@ class DynamoEventCapture:
         Dynamo reports a failed guard either by its expression or, for TENSOR_MATCH,
         as "tensor 'x' <mismatch>" naming the input without its L[...] wrapper.
         """
-        guards = [
+        all_guards = [
             event
             for event in self._latest_compile_events(failed_compile_id)
-            if isinstance(event, Guard) and event.kind != "SHAPE_ENV"
+            if isinstance(event, Guard)
         ]
+        guards = [guard for guard in all_guards if guard.kind != "SHAPE_ENV"]
         for guard in guards:
             if guard.expr and guard.expr in reason:
                 return guard
+        # A symbolic-shape guard is reported in Python spelling, "(x.size()[0] % 2) == 0  #
+        # <code>  # <file>:<line> in <function>", not the sympy expression the guard list
+        # holds: it is found by the user line that created it.
+        for guard in all_guards:
+            if guard.kind == "SHAPE_ENV" and guard.user_stack:
+                frame = guard.user_stack[-1]
+                where = f"{os.path.basename(frame.file)}:{frame.line} in {frame.function}"
+                if where in reason and (not frame.code or frame.code.strip() in reason):
+                    return guard
         tensor = _TENSOR_IN_REASON.search(reason)
         if tensor:
             name = tensor["name"]

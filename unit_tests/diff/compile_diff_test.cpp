@@ -1,0 +1,376 @@
+// The differ's findings on hand-made traces: each case writes two (or more) compiles of one
+// frame, with the planted bug a user would have, and checks that the top finding names it.
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/error.h"
+#include "inspector/diff/compile_diff.h"
+#include "inspector/trace/trace_reader.h"
+#include "inspector/trace/trace_writer.h"
+
+namespace loupe::diff {
+namespace {
+
+// A trace written pass by pass from .lir texts, as the recorder would write it.
+class TraceFile {
+public:
+  TraceFile() {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = ::testing::TempDir() + "diff_" + test->name() + ".db";
+    std::filesystem::remove(path_);
+    writer_.emplace(path_);
+    run_ = writer_->beginRun(RunInfo{});
+  }
+  ~TraceFile() { std::filesystem::remove(path_); }
+
+  // One compile whose passes left the given graphs, in order.
+  int64_t compile(const std::vector<std::pair<std::string, std::string>>& passes,
+                  const std::string& key = "0/0", const std::string& signature = "[]") {
+    int64_t id = writer_->beginCompile(run_, CompileInfo{.compile_key = key,
+                                                         .frame_name = "forward",
+                                                         .frame_file = "model.py",
+                                                         .frame_line = 5,
+                                                         .graph_kind = "forward",
+                                                         .input_signature_json = signature});
+    int ordinal = 0;
+    for (const auto& [name, lir] : passes)
+      writer_->recordPass(
+          id, PassRecord{PassInfo{.name = name, .ordinal = ordinal++}, SnapshotRecord{lir, {}}});
+    writer_->finishCompile(id, CompileOutcome{});
+    return id;
+  }
+  TraceWriter& writer() { return *writer_; }
+  int64_t run() const { return run_; }
+  const TraceReader& reader() {
+    reader_.emplace(path_);
+    return *reader_;
+  }
+
+private:
+  std::string path_;
+  std::optional<TraceWriter> writer_;
+  std::optional<TraceReader> reader_;
+  int64_t run_ = 0;
+};
+
+std::string b(int batch) {
+  return std::to_string(batch);
+}
+
+// An MLP layer: nothing but the batch changes between compiles.
+std::string mlp(int batch) {
+  return "graph @mlp(%x: f32[" + b(batch) + ",64], %w: f32[64,8]) -> (f32[" + b(batch) +
+         ",8]) {\n"
+         "  %h = aten.mm(%x, %w) : f32[" +
+         b(batch) +
+         ",8]  loc(\"model.py\":11 \"block.fc\")\n"
+         "  %r = aten.relu(%h) : f32[" +
+         b(batch) +
+         ",8]  loc(\"model.py\":12 \"block.act\")\n"
+         "  return %r\n}\n";
+}
+
+// `pred - target` with pred (B,1) and target (B,): (B,B) instead of (B,).
+std::string blowup(int batch) {
+  std::string B = b(batch);
+  return "graph @loss(%x: f32[" + B + ",16], %t: f32[" + B +
+         "]) -> (f32[]) {\n"
+         "  %p = aten.sum.dim_IntList(%x) {dim=[1], keepdim=true} : f32[" +
+         B +
+         ",1]  loc(\"model.py\":30 \"head\")\n"
+         "  %d = aten.sub.Tensor(%p, %t) {alpha=1} : f32[" +
+         B + "," + B +
+         "]  loc(\"model.py\":31 \"\")\n"
+         "  %sq = aten.mul.Tensor(%d, %d) : f32[" +
+         B + "," + B +
+         "]  loc(\"model.py\":32 \"\")\n"
+         "  %l = aten.mean(%sq) : f32[]  loc(\"model.py\":33 \"\")\n"
+         "  return %l\n}\n";
+}
+
+// `x.view(4, -1)`: only right while the batch is 4.
+std::string hardcodedView(int batch) {
+  return "graph @pool(%x: f32[" + b(batch) +
+         ",16]) -> (f32[4]) {\n"
+         "  %v = aten.view(%x) {size=[4,-1]} : f32[4," +
+         b(batch * 4) +
+         "]  loc(\"model.py\":41 \"pool\")\n"
+         "  %s = aten.sum.dim_IntList(%v) {dim=[1], keepdim=false} : f32[4]  loc(\"model.py\":42 "
+         "\"pool\")\n"
+         "  return %s\n}\n";
+}
+
+// Relu fused with the add or not.
+std::string fused(int batch, bool fuse) {
+  std::string B = b(batch);
+  if (!fuse)
+    return "graph @f(%x: f32[" + B + ",8]) -> (f32[" + B +
+           ",8]) {\n"
+           "  %a = aten.add.Tensor(%x, %x) {alpha=1} : f32[" +
+           B +
+           ",8]  loc(\"model.py\":50 \"\")\n"
+           "  %r = aten.relu(%a) : f32[" +
+           B +
+           ",8]  loc(\"model.py\":51 \"\")\n"
+           "  return %r\n}\n";
+  return "graph @f(%x: f32[" + B + ",8]) -> (f32[" + B +
+         ",8]) {\n"
+         "  %r = loupe.fused(%x) {kind=\"pointwise\"} : f32[" +
+         B +
+         ",8] {\n"
+         "    ^(%i: f32[" +
+         B +
+         ",8]):\n"
+         "      %a = aten.add.Tensor(%i, %i) {alpha=1} : f32[" +
+         B +
+         ",8]  loc(\"model.py\":50 \"\")\n"
+         "      %q = aten.relu(%a) : f32[" +
+         B +
+         ",8]  loc(\"model.py\":51 \"\")\n"
+         "      yield %q\n  }\n"
+         "  return %r\n}\n";
+}
+
+DiffReport diffTwo(TraceFile& trace, const std::string& a, const std::string& b2,
+                   const std::string& pass = "shape-propagation") {
+  int64_t first = trace.compile({{pass, a}});
+  int64_t second = trace.compile({{pass, b2}}, "0/1");
+  const TraceReader& reader = trace.reader();
+  return diffCompiles({&reader, first}, {&reader, second});
+}
+
+TEST(CompileDiff, SameGraphAtTwoBatchSizesIsSame) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, mlp(8), mlp(16));
+  EXPECT_TRUE(report.same);
+  EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
+}
+
+TEST(CompileDiff, WeightDimEqualToTheBatchIsNotHardcoded) {
+  // The mm's 8 columns come from the weight, not from a batch of 8.
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, mlp(8), mlp(32));
+  EXPECT_TRUE(report.same);
+}
+
+TEST(CompileDiff, BroadcastBlowupIsTheTopFindingWithItsLine) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, blowup(8), blowup(16));
+  ASSERT_FALSE(report.findings.empty());
+  const Finding& top = report.findings.front();
+  EXPECT_EQ(top.kind, "broadcast_blowup");
+  ASSERT_TRUE(top.source);
+  EXPECT_EQ(top.source->file, "model.py");
+  EXPECT_EQ(top.source->line, 31);
+  ASSERT_EQ(top.nodes.size(), 1u);
+  EXPECT_EQ(top.nodes[0].shapeB, "f32[16,16]");
+  EXPECT_FALSE(report.same);
+  // The square of the blown-up tensor grows as fast as its operand: not a second culprit.
+  for (const Finding& f : report.findings)
+    if (f.kind == "broadcast_blowup") {
+      EXPECT_EQ(f.source->line, 31);
+    }
+}
+
+TEST(CompileDiff, HardcodedViewIsTheTopFinding) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, hardcodedView(4), hardcodedView(8));
+  ASSERT_FALSE(report.findings.empty());
+  const Finding& top = report.findings.front();
+  EXPECT_EQ(top.kind, "hardcoded_dim");
+  ASSERT_TRUE(top.source);
+  EXPECT_EQ(top.source->line, 41);
+  EXPECT_NE(top.message.find("stays 4"), std::string::npos) << top.message;
+  // The sum keeps the 4 of its operand: only the view is reported.
+  EXPECT_EQ(std::count_if(report.findings.begin(), report.findings.end(),
+                          [](const Finding& f) { return f.kind == "hardcoded_dim"; }),
+            1);
+}
+
+TEST(CompileDiff, InputNamesComeFromTheSignature) {
+  TraceFile trace;
+  std::string sig4 = R"([{"name": "images", "shape": ["4", "16"], "dtype": "float32"}])";
+  std::string sig8 = R"([{"name": "images", "shape": ["8", "16"], "dtype": "float32"}])";
+  int64_t a = trace.compile({{"shape-propagation", hardcodedView(4)}}, "0/0", sig4);
+  int64_t c = trace.compile({{"shape-propagation", hardcodedView(8)}}, "0/1", sig8);
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_NE(report.findings.front().message.find("images.0 goes 4 -> 8"), std::string::npos)
+      << report.findings.front().message;
+  EXPECT_NE(report.labelA.find("images=[4,16]"), std::string::npos) << report.labelA;
+}
+
+TEST(CompileDiff, FirstDivergentPassNamesTheCompilerPass) {
+  TraceFile trace;
+  int64_t a =
+      trace.compile({{"shape-propagation", fused(8, false)}, {"pointwise-fusion", fused(8, true)}});
+  int64_t c = trace.compile(
+      {{"shape-propagation", fused(16, false)}, {"pointwise-fusion", fused(16, false)}}, "0/1");
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_FALSE(report.findings.empty());
+  const Finding& top = report.findings.front();
+  EXPECT_EQ(top.kind, "first_divergent_pass");
+  EXPECT_EQ(top.pass, "pointwise-fusion");
+  EXPECT_EQ(top.message.find("frontend"), std::string::npos) << top.message;
+  auto fusion = std::find_if(report.findings.begin(), report.findings.end(),
+                             [](const Finding& f) { return f.kind == "fusion_diff"; });
+  ASSERT_NE(fusion, report.findings.end());
+  EXPECT_NE(fusion->message.find("only in A"), std::string::npos) << fusion->message;
+}
+
+TEST(CompileDiff, DivergenceInTheFirstSnapshotIsBlamedOnTheFrontend) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, fused(8, false), mlp(16));
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings.front().kind, "first_divergent_pass");
+  EXPECT_NE(report.findings.front().message.find("Dynamo/aot_autograd"), std::string::npos);
+}
+
+TEST(CompileDiff, ShapeSpecialisingBranchIsNamedByTheFailedGuard) {
+  // `if x.shape[0] > 8:` at line 20 adds a relu for large batches only.
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", fused(8, false)}});
+  std::string branch =
+      "graph @f(%x: f32[16,8]) -> (f32[16,8]) {\n"
+      "  %a = aten.add.Tensor(%x, %x) {alpha=1} : f32[16,8]  loc(\"model.py\":50 \"\")\n"
+      "  %r = aten.relu(%a) : f32[16,8]  loc(\"model.py\":51 \"\")\n"
+      "  %e = aten.relu(%r) : f32[16,8]  loc(\"model.py\":21 \"\")\n"
+      "  return %e\n}\n";
+  int64_t c = trace.compile({{"shape-propagation", branch}}, "0/1");
+  trace.writer().recordGuard(
+      a, GuardRecord{.kind = "SHAPE_ENV",
+                     .expr = "s0 <= 8",
+                     .user_stack = {{"model.py", 20, "forward", "if x.shape[0] > 8:"}},
+                     .failed = true});
+  trace.writer().recordRecompile(c, RecompileRecord{.previous_compile_key = "0/0",
+                                                    .reason = "s0 <= 8",
+                                                    .failed_guard = "s0 <= 8"});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_GE(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings[0].kind, "failed_guard");
+  ASSERT_TRUE(report.findings[0].source);
+  EXPECT_EQ(report.findings[0].source->line, 20);
+  EXPECT_EQ(report.findings[1].kind, "first_divergent_pass");
+  EXPECT_FALSE(report.same);
+}
+
+TEST(CompileDiff, PlainSizeGuardAloneLeavesTheCompilesSame) {
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordRecompile(c, RecompileRecord{.previous_compile_key = "0/0",
+                                                    .reason = "tensor 'x' size mismatch at index 0",
+                                                    .failed_guard = "L['x'].size()[0] == 8"});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].kind, "failed_guard");
+  EXPECT_TRUE(report.same);
+}
+
+TEST(CompileDiff, GraphBreakInOneCompileOnly) {
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordGraphBreak(
+      trace.run(),
+      GraphBreakRecord{.compile_id = c,
+                       .frame_name = "forward",
+                       .reason = "data-dependent branch",
+                       .user_stack = {{"train.py", 3, "main", ""},
+                                      {"model.py", 25, "forward", "if x.sum() > 0:"}}});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].kind, "graph_break");
+  EXPECT_EQ(report.findings[0].source->line, 25);
+  EXPECT_NE(report.findings[0].message.find("only in B"), std::string::npos);
+}
+
+TEST(CompileDiff, KernelChoicesDifferForMatchedNodes) {
+  TraceFile trace;
+  auto withKernel = [](int batch) {
+    std::string text = mlp(batch);
+    return text.replace(text.find(" : f32[" + b(batch) + ",8]  loc(\"model.py\":11"), 0,
+                        " {kernel=\"k0\"}");
+  };
+  int64_t a = trace.compile({{"kernel-selection", withKernel(8)}});
+  int64_t c = trace.compile({{"kernel-selection", withKernel(4096)}}, "0/1");
+  trace.writer().recordKernel(a, KernelRecord{.name = "k0",
+                                              .kind = "generated",
+                                              .target = "cpu",
+                                              .op_summary = "aten.mm",
+                                              .reason = "small"});
+  trace.writer().recordKernel(c, KernelRecord{.name = "k0",
+                                              .kind = "library",
+                                              .target = "cpu",
+                                              .op_summary = "aten.mm via openblas:sgemm",
+                                              .reason = "large"});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].kind, "kernel_diff");
+  EXPECT_NE(report.findings[0].message.find("small"), std::string::npos);
+  EXPECT_NE(report.findings[0].message.find("large"), std::string::npos);
+}
+
+TEST(CompileDiff, UnparsableSnapshotIsAnErrorNamingCompileAndPass) {
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", "graph @broken(%x: f32[8"}}, "0/1");
+  const TraceReader& reader = trace.reader();
+  try {
+    diffCompiles({&reader, a}, {&reader, c});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "diff");
+    EXPECT_NE(e.message().find("compile " + std::to_string(c)), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("shape-propagation"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompileDiff, AroundPassListsWhatThePassFused) {
+  TraceFile trace;
+  int64_t a =
+      trace.compile({{"shape-propagation", fused(8, false)}, {"pointwise-fusion", fused(8, true)}});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, a}, {"pointwise-fusion"});
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(std::any_of(report.findings.begin(), report.findings.end(),
+                          [](const Finding& f) { return f.kind == "fusion_diff"; }));
+}
+
+TEST(ScalingAnalysis, FlattenedOuterProductIsNonlinear) {
+  TraceFile trace;
+  auto flat = [](int batch) {
+    std::string B = b(batch), BB = b(batch * batch);
+    return "graph @g(%x: f32[" + B + ",1], %t: f32[" + B + "]) -> (f32[" + BB +
+           "]) {\n"
+           "  %d = aten.sub.Tensor(%x, %t) {alpha=1} : f32[" +
+           B + "," + B +
+           "]  loc(\"model.py\":31 \"\")\n"
+           "  %f = aten.view(%d) {size=[-1]} : f32[" +
+           BB +
+           "]  loc(\"model.py\":32 \"\")\n"
+           "  return %f\n}\n";
+  };
+  std::vector<CompileRef> refs;
+  std::vector<int64_t> ids;
+  for (int batch : {2, 4, 8})
+    ids.push_back(trace.compile({{"shape-propagation", flat(batch)}}, "0/" + b(batch)));
+  const TraceReader& reader = trace.reader();
+  for (int64_t id : ids)
+    refs.push_back({&reader, id});
+  std::vector<Finding> findings = scalingAnalysis(refs);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "nonlinear_dim");
+  EXPECT_EQ(findings[0].source->line, 32);
+}
+
+} // namespace
+} // namespace loupe::diff
