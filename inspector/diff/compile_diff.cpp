@@ -351,10 +351,10 @@ void addBroadcastBlowups(const Graph& a, const Graph& b, const NodeMatching& mat
     findings.push_back(
         makeFinding("broadcast_blowup", baseScore("broadcast_blowup"), pass, {findingNode(na, nb)},
                     sourceOf(na),
-                    nodeName(na) + " = " + na->op() + " is " + resultTypes(na) + " in A and " +
-                        resultTypes(nb) + " in B: it grows " + growth.describe(*result) +
-                        " while its operands grow at most " + growth.describe(operands) +
-                        " (a broadcast blow-up)" + where(sourceOf(na)),
+                    nodeName(na) + " = " + na->op() + " is " + resultTypes(na) +
+                        (&a == &b ? "" : " in A and " + resultTypes(nb) + " in B") + ": it grows " +
+                        growth.describe(*result) + " while its operands grow at most " +
+                        growth.describe(operands) + " (a broadcast blow-up)" + where(sourceOf(na)),
                     positions.bonus(na)));
   }
 }
@@ -781,6 +781,10 @@ std::vector<Finding> scalingAnalysis(const std::vector<CompileRef>& compiles) {
   const std::string& pass = loaded.front().passes.front().row.info.name;
 
   std::vector<Finding> findings;
+  // One compile with symbolic shapes: its sizes are already functions of the inputs, and a
+  // count of higher degree than its operands' is a broadcast blow-up.
+  if (graphs.size() == 1)
+    addBroadcastBlowups(first, first, matchNodes(first, first), pass, positions, findings);
   std::set<const Value*> nonlinear; // reported values: their users inherit the growth
   walk(first, [&](Node& node) {
     if (node.numResults() == 0 || !node.result(0)->type().isTensor()) return;

@@ -372,5 +372,21 @@ TEST(ScalingAnalysis, FlattenedOuterProductIsNonlinear) {
   EXPECT_EQ(findings[0].source->line, 32);
 }
 
+TEST(ScalingAnalysis, OneSymbolicCompileShowsItsBroadcastBlowup) {
+  // dynamic=True: one compile, its sizes already functions of the batch s0 and the target's s1.
+  TraceFile trace;
+  int64_t id = trace.compile(
+      {{"shape-propagation",
+        "graph @loss(%x: f32[s0,1], %t: f32[s1]) -> (f32[s0,s1]) {\n"
+        "  %e = aten.exp(%x) : f32[s0,1]  loc(\"model.py\":30 \"head\")\n"
+        "  %d = aten.sub.Tensor(%e, %t) {alpha=1} : f32[s0,s1]  loc(\"model.py\":31 \"\")\n"
+        "  return %d\n}\n"}});
+  const TraceReader& reader = trace.reader();
+  std::vector<Finding> findings = scalingAnalysis({{&reader, id}});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "broadcast_blowup");
+  EXPECT_EQ(findings[0].source->line, 31);
+}
+
 } // namespace
 } // namespace loupe::diff
