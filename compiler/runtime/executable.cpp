@@ -103,13 +103,24 @@ struct Executable::Step {
   const OpInfo* info = nullptr;
   CpuKernelFn function = nullptr;
   CpuKernelSignature signature;
+  CpuKernelBinding launch; // the signature under the laid-out binding
   // Per operand: its slot, or -1 for an absent operand or an index operand (then `indexValue`).
   std::vector<int> operandSlots;
   std::vector<const SymExpr*> indexValues;
+  std::vector<Tensor> indexOperands; // 0-d tensors of indexValues under the laid-out binding
   std::vector<int> resultSlots;
   std::vector<int> bufferSlots; // results computed into a preallocated buffer, in order
   AttrMap boundAttrs;           // the node's attributes under the laid-out binding
   KernelStats* stats = nullptr; // into stats_, found on the step's first run
+  // View steps: the result's geometry for the base geometry last seen under the laid-out
+  // binding. Working it out (SymExpr arithmetic in the op's view rule) costs microseconds; a
+  // base laid out in the arena or in an output buffer has the same geometry on every run of a
+  // binding, and a graph input usually does too.
+  struct ViewGeometry {
+    std::vector<int64_t> baseShape, baseStrides, shape, strides;
+    int64_t baseOffset = 0, offset = 0;
+  };
+  std::optional<ViewGeometry> view;
 };
 
 struct Executable::Buffer {
@@ -230,6 +241,7 @@ void Executable::planSlots() {
 }
 
 void Executable::layOut(const SymbolBindings& bindings) {
+  laidOutFor_.reset(); // until every step is bound again
   std::vector<BufferInterval> intervals;
   for (Buffer& buffer : buffers_) {
     buffer.shape = evaluateShape(buffer.type->shape, bindings);
@@ -248,10 +260,17 @@ void Executable::layOut(const SymbolBindings& bindings) {
     if (!buffers_[b].output)
       bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + *offset++, buffers_[b].type->dtype,
                                          buffers_[b].shape);
-  for (Step& step : steps_)
+  for (Step& step : steps_) {
     if (step.kind == StepKind::Library || step.kind == StepKind::View ||
         step.kind == StepKind::Reference)
       step.boundAttrs = step.node->attrs().bound(bindings);
+    if (step.kind == StepKind::Generated) step.launch = bindCpuKernel(step.signature, bindings);
+    step.indexOperands.assign(step.indexValues.size(), Tensor());
+    for (size_t i = 0; i < step.indexValues.size(); ++i)
+      if (step.indexValues[i])
+        step.indexOperands[i] = indexTensor(step.indexValues[i]->evaluate(bindings));
+    step.view.reset();
+  }
   laidOutFor_ = bindings;
 }
 
@@ -317,23 +336,29 @@ SymbolBindings Executable::bind(const std::vector<Tensor>& inputs) const {
   return bindings;
 }
 
+Tensor Executable::viewOf(Step& step, const Tensor& base) {
+  auto& geometry = step.view;
+  if (!geometry || geometry->baseShape != base.shape() || geometry->baseStrides != base.strides() ||
+      geometry->baseOffset != base.offset()) {
+    Tensor view = step.info->view(base, step.boundAttrs);
+    geometry = Step::ViewGeometry{base.shape(),   base.strides(), view.shape(),
+                                  view.strides(), base.offset(),  view.offset()};
+  }
+  return base.view(geometry->shape, geometry->strides, geometry->offset);
+}
+
 void Executable::execute(Step& step, const SymbolBindings& bindings) {
   const Node& node = *step.node;
-  std::vector<Tensor> indexOperands; // keeps 0-d tensors for index operands alive
-  indexOperands.reserve(step.operandSlots.size());
   std::vector<const Tensor*> inputs;
   inputs.reserve(step.operandSlots.size());
-  for (size_t i = 0; i < step.operandSlots.size(); ++i) {
-    if (step.indexValues[i]) {
-      indexOperands.push_back(indexTensor(step.indexValues[i]->evaluate(bindings)));
-      inputs.push_back(&indexOperands.back());
-    } else
-      inputs.push_back(step.operandSlots[i] < 0 ? nullptr : &slots_[step.operandSlots[i]]);
-  }
+  for (size_t i = 0; i < step.operandSlots.size(); ++i)
+    inputs.push_back(step.indexValues[i]        ? &step.indexOperands[i]
+                     : step.operandSlots[i] < 0 ? nullptr
+                                                : &slots_[step.operandSlots[i]]);
   std::vector<Tensor> outputs;
   outputs.reserve(step.bufferSlots.size());
-  for (int slot : step.bufferSlots)
-    outputs.push_back(slots_[slot]);
+  for (int slot : step.bufferSlots) // they return to their slots below
+    outputs.push_back(std::move(slots_[slot]));
 
   auto start = std::chrono::steady_clock::now();
   switch (step.kind) {
@@ -341,7 +366,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
     std::vector<Tensor*> outputPointers;
     for (Tensor& output : outputs)
       outputPointers.push_back(&output);
-    launchCpuKernel(step.function, step.signature, bindings, inputs, outputPointers);
+    launchCpuKernel(step.function, step.signature, step.launch, inputs, outputPointers);
     break;
   }
   case StepKind::Library:
@@ -357,7 +382,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
     break;
   }
   case StepKind::View:
-    outputs = {step.info->view(*inputs.at(0), step.boundAttrs)};
+    outputs = {viewOf(step, *inputs.at(0))};
     break;
   case StepKind::Fallback: {
     if (!options_.fallback)

@@ -84,6 +84,7 @@ private:
   void planSlots();
   void layOut(const SymbolBindings& bindings);
   void execute(Step& step, const SymbolBindings& bindings);
+  static Tensor viewOf(Step& step, const Tensor& base);
 
   std::unique_ptr<Graph> graph_;
   ExecutableOptions options_;

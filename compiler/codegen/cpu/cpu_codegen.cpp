@@ -47,20 +47,12 @@ struct GroupAnalysis {
   bool keepdim = false;
   Shape iterationShape;
   std::map<const Value*, Space> space; // inputs and node results; constants have none
+  // Symbolic attribute values, distinct, in order of first use: run-time scalar arguments.
+  std::vector<SymExpr> scalars;
 };
 
 bool isConstantNode(const Node* node) {
   return node && node->op() == "loupe.constant";
-}
-
-bool hasSymbols(const AttrMap& attrs) {
-  for (const auto& [name, value] : attrs.values()) {
-    if (const auto* dim = std::get_if<SymExpr>(&value); dim && !dim->isConstant()) return true;
-    if (const auto* list = std::get_if<IntList>(&value))
-      for (const SymExpr& d : *list)
-        if (!d.isConstant()) return true;
-  }
-  return false;
 }
 
 std::string valueName(const Value* value) {
@@ -84,11 +76,96 @@ void checkNode(const Node& node, const OpRegistry& registry) {
     throw Unsupported{"op " + node.op() + " is a " + std::string(opKindName(info->kind)) +
                       " op, not elementwise or a reduction"};
   if (node.numResults() != 1) throw Unsupported{"op " + node.op() + " has several results"};
-  if (hasSymbols(node.attrs())) throw Unsupported{"op " + node.op() + " has a symbolic attribute"};
+  // Symbolic ints become run-time scalars, which only scalar expressions can take.
+  for (const auto& [name, value] : node.attrs().values()) {
+    const auto* list = std::get_if<IntList>(&value);
+    if (list &&
+        !std::all_of(list->begin(), list->end(), [](const SymExpr& d) { return d.isConstant(); }))
+      throw Unsupported{"op " + node.op() + " has a symbolic list attribute " + name};
+    const auto* dim = std::get_if<SymExpr>(&value);
+    if (dim && !dim->isConstant() && info->kind != OpKind::Elementwise)
+      throw Unsupported{"op " + node.op() + " has a symbolic attribute " + name};
+  }
   for (const Value* operand : node.operands()) {
     if (!operand) throw Unsupported{"op " + node.op() + " has an absent optional operand"};
     if (!operand->type().isTensor())
       throw Unsupported{"op " + node.op() + " has an index operand " + valueName(operand)};
+  }
+}
+
+// The precision values of a dtype are computed in: half types widen to float.
+DType computeDType(DType dtype) {
+  if (dtype == DType::F64) return DType::F64;
+  if (isFloating(dtype)) return DType::F32;
+  if (isIntegral(dtype)) return DType::I64;
+  return DType::Bool;
+}
+
+// The widest category among an op's operands and result: bool < integer < float < double.
+DType opComputeDType(const Node& node) {
+  auto rank = [](DType d) {
+    DType c = computeDType(d);
+    return c == DType::Bool ? 0 : c == DType::I64 ? 1 : c == DType::F32 ? 2 : 3;
+  };
+  DType widest = computeDType(node.result()->tensorType().dtype);
+  for (const Value* operand : node.operands())
+    if (rank(operand->tensorType().dtype) > rank(widest))
+      widest = computeDType(operand->tensorType().dtype);
+  return widest;
+}
+
+// Stand-ins for symbolic attributes while an op's scalar expression is generated: integers far
+// from any real scalar, exact as doubles, whose literals are then replaced by the run-time
+// scalars (`sym<k>`) holding the attributes' values.
+constexpr int64_t kStandInBase = 3141592653589;
+
+std::string scalarName(size_t index) {
+  return "sym" + std::to_string(index);
+}
+
+// The scalar expression of an Elementwise node over `args`, its symbolic attributes read from
+// the run-time scalars. An op that computes something from an attribute while generating (a
+// literal other than the attribute itself) cannot take it at run time, and is refused.
+std::string scalarExpression(const Node& node, const std::vector<std::string>& args,
+                             const std::vector<SymExpr>& scalars, const OpRegistry& registry) {
+  AttrMap attrs = node.attrs();
+  std::vector<std::pair<std::string, size_t>> standIns; // attribute, scalar index
+  for (const auto& [name, value] : node.attrs().values()) {
+    const auto* dim = std::get_if<SymExpr>(&value);
+    if (!dim || dim->isConstant()) continue;
+    size_t index =
+        static_cast<size_t>(std::find(scalars.begin(), scalars.end(), *dim) - scalars.begin());
+    standIns.emplace_back(name, index);
+    attrs.set(name, SymExpr(kStandInBase + static_cast<int64_t>(index)));
+  }
+  std::string expr = registry.find(node.op())->emitScalar(args, attrs, opComputeDType(node));
+  for (const auto& [name, index] : standIns) {
+    std::string literal =
+        formatFloat(static_cast<double>(kStandInBase + static_cast<int64_t>(index)));
+    size_t at = expr.find(literal);
+    if (at == std::string::npos)
+      throw Unsupported{"op " + node.op() + " cannot take its symbolic attribute " + name +
+                        " at run time (its scalar expression does not use the value as is)"};
+    for (; at != std::string::npos; at = expr.find(literal, at))
+      expr.replace(at, literal.size(), scalarName(index));
+  }
+  return expr;
+}
+
+// Collects the group's symbolic attribute values, and checks that every op using one can
+// take it at run time.
+void collectScalars(GroupAnalysis& group, const OpRegistry& registry) {
+  for (const Node* node : group.nodes) {
+    bool symbolic = false;
+    for (const auto& [name, value] : node->attrs().values())
+      if (const auto* dim = std::get_if<SymExpr>(&value); dim && !dim->isConstant()) {
+        symbolic = true;
+        if (std::find(group.scalars.begin(), group.scalars.end(), *dim) == group.scalars.end())
+          group.scalars.push_back(*dim);
+      }
+    if (symbolic)
+      scalarExpression(*node, std::vector<std::string>(node->numOperands(), "x"), group.scalars,
+                       registry);
   }
 }
 
@@ -196,6 +273,7 @@ GroupAnalysis analyze(const Node& node, const OpRegistry& registry) {
     if (group.reduction) throw Unsupported{"the group has more than one reduction"};
     group.reduction = inner;
   }
+  collectScalars(group, registry);
   for (const Value* input : group.inputs)
     if (!input || !input->type().isTensor())
       throw Unsupported{"the group has an absent or index-typed input"};
@@ -256,6 +334,7 @@ struct LoupeKernelArgs {
   const int64_t* sizes;
   void* const* data;
   const int64_t* const* strides;
+  const int64_t* scalars;
 };
 
 static inline float loupe_h2f(uint16_t h) {
@@ -331,14 +410,6 @@ std::string storageType(DType dtype) {
   return "?";
 }
 
-// The precision values of a dtype are computed in: half types widen to float.
-DType computeDType(DType dtype) {
-  if (dtype == DType::F64) return DType::F64;
-  if (isFloating(dtype)) return DType::F32;
-  if (isIntegral(dtype)) return DType::I64;
-  return DType::Bool;
-}
-
 std::string computeType(DType dtype) {
   switch (computeDType(dtype)) {
   case DType::F64:
@@ -350,19 +421,6 @@ std::string computeType(DType dtype) {
   default:
     return "bool";
   }
-}
-
-// The widest category among an op's operands and result: bool < integer < float < double.
-DType opComputeDType(const Node& node) {
-  auto rank = [](DType d) {
-    DType c = computeDType(d);
-    return c == DType::Bool ? 0 : c == DType::I64 ? 1 : c == DType::F32 ? 2 : 3;
-  };
-  DType widest = computeDType(node.result()->tensorType().dtype);
-  for (const Value* operand : node.operands())
-    if (rank(operand->tensorType().dtype) > rank(widest))
-      widest = computeDType(operand->tensorType().dtype);
-  return widest;
 }
 
 std::string loadExpr(DType dtype, const std::string& element) {
@@ -399,6 +457,9 @@ public:
     line("extern \"C\" void " + entry + "(const LoupeKernelArgs* args) {");
     ++indent_;
     line("const int64_t* n = args->sizes;");
+    for (size_t k = 0; k < group_.scalars.size(); ++k)
+      line("const double " + scalarName(k) + " = static_cast<double>(args->scalars[" +
+           std::to_string(k) + "]);");
     size_t operand = 0;
     for (const Value* value : group_.inputs)
       declareOperand(operand++, value, true);
@@ -494,7 +555,7 @@ private:
       std::vector<std::string> args;
       for (const Value* operand : node->operands())
         args.push_back(operandAs(operand, compute));
-      std::string expr = registry_.find(node->op())->emitScalar(args, node->attrs(), compute);
+      std::string expr = scalarExpression(*node, args, group_.scalars, registry_);
       std::string name = "v" + std::to_string(counter_++);
       std::string type = computeType(node->result()->tensorType().dtype);
       line("const " + type + " " + name + " = static_cast<" + type + ">(" + expr + ");");
@@ -776,7 +837,7 @@ GeneratedKernel generateCpuKernel(const Node& node, const std::string& kernelNam
 CpuKernelSignature describeCpuKernel(const Node& node, const OpRegistry& registry) {
   try {
     GroupAnalysis group = analyze(node, registry);
-    CpuKernelSignature signature{group.iterationShape, {}};
+    CpuKernelSignature signature{group.iterationShape, {}, group.scalars};
     for (const Value* input : group.inputs)
       signature.operandDims.push_back(operandDims(group, input));
     for (const Value* output : group.outputs)
@@ -788,44 +849,61 @@ CpuKernelSignature describeCpuKernel(const Node& node, const OpRegistry& registr
   }
 }
 
+CpuKernelBinding bindCpuKernel(const CpuKernelSignature& signature,
+                               const SymbolBindings& bindings) {
+  CpuKernelBinding bound{evaluateShape(signature.iterationShape, bindings), {}};
+  bound.scalars.reserve(signature.scalars.size());
+  for (const SymExpr& scalar : signature.scalars)
+    bound.scalars.push_back(scalar.evaluate(bindings));
+  return bound;
+}
+
 void launchCpuKernel(CpuKernelFn kernel, const CpuKernelSignature& signature,
-                     const SymbolBindings& bindings, const std::vector<const Tensor*>& inputs,
+                     const CpuKernelBinding& bound, const std::vector<const Tensor*>& inputs,
                      const std::vector<Tensor*>& outputs) {
-  std::vector<int64_t> sizes = evaluateShape(signature.iterationShape, bindings);
-  std::vector<const Tensor*> operands = inputs;
-  operands.insert(operands.end(), outputs.begin(), outputs.end());
-  if (operands.size() != signature.operandDims.size())
+  const std::vector<int64_t>& sizes = bound.sizes;
+  size_t count = inputs.size() + outputs.size(), rank = sizes.size();
+  if (count != signature.operandDims.size())
     throw Error("runtime", "kernel expects " + std::to_string(signature.operandDims.size()) +
-                               " operands, got " + std::to_string(operands.size()));
-  std::vector<std::vector<int64_t>> strides(operands.size(), std::vector<int64_t>(sizes.size(), 0));
-  std::vector<void*> data;
-  std::vector<const int64_t*> stridePointers;
-  for (size_t p = 0; p < operands.size(); ++p) {
-    const Tensor& tensor = *operands[p];
-    const std::vector<size_t>& dims = signature.operandDims[p];
+                               " operands, got " + std::to_string(count));
+  std::vector<int64_t> strides(count * rank, 0);
+  std::vector<void*> data(count);
+  std::vector<const int64_t*> stridePointers(count);
+  for (size_t p = 0; p < count; ++p) {
     bool isInput = p < inputs.size();
-    std::string which = (isInput ? "input " : "output ") +
-                        std::to_string(isInput ? p : p - inputs.size()) + " (" + tensor.describe() +
-                        ")";
+    const Tensor& tensor = isInput ? *inputs[p] : *outputs[p - inputs.size()];
+    const std::vector<size_t>& dims = signature.operandDims[p];
+    // Built only on failure: it costs more than launching a small kernel.
+    auto which = [&] {
+      return (isInput ? "input " : "output ") + std::to_string(isInput ? p : p - inputs.size()) +
+             " (" + tensor.describe() + ")";
+    };
     if (tensor.rank() != dims.size())
       throw Error("runtime",
-                  "kernel " + which + " should have rank " + std::to_string(dims.size()));
+                  "kernel " + which() + " should have rank " + std::to_string(dims.size()));
+    int64_t* operandStrides = strides.data() + p * rank;
     for (size_t j = 0; j < dims.size(); ++j) {
       bool walks = dims[j] != kNoIterationDim;
       if (walks && tensor.size(j) == sizes[dims[j]])
-        strides[p][dims[j]] = tensor.strides()[j];
+        operandStrides[dims[j]] = tensor.strides()[j];
       else if (tensor.size(j) != 1 || (!isInput && walks && sizes[dims[j]] != 1))
-        throw Error("runtime", "kernel " + which + " dim " + std::to_string(j) + " has size " +
+        throw Error("runtime", "kernel " + which() + " dim " + std::to_string(j) + " has size " +
                                    std::to_string(tensor.size(j)) +
                                    " where the iteration space has " +
                                    (walks ? std::to_string(sizes[dims[j]]) : std::string("1")));
     }
-    data.push_back(tensor.data());
-    stridePointers.push_back(strides[p].data());
+    data[p] = tensor.data();
+    stridePointers[p] = operandStrides;
   }
-  LoupeKernelArgs args{static_cast<int64_t>(sizes.size()), sizes.data(), data.data(),
-                       stridePointers.data()};
+  LoupeKernelArgs args{static_cast<int64_t>(rank), sizes.data(), data.data(), stridePointers.data(),
+                       bound.scalars.data()};
   kernel(&args);
+}
+
+void launchCpuKernel(CpuKernelFn kernel, const CpuKernelSignature& signature,
+                     const SymbolBindings& bindings, const std::vector<const Tensor*>& inputs,
+                     const std::vector<Tensor*>& outputs) {
+  launchCpuKernel(kernel, signature, bindCpuKernel(signature, bindings), inputs, outputs);
 }
 
 } // namespace loupe

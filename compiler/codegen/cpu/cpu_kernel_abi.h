@@ -4,7 +4,8 @@
 // reduced tensor for a reduction group. Every operand (inputs, then outputs) is described by
 // its strides in that space, in elements, with 0 along dims it is broadcast over (and, for
 // values after the reduction, along the reduced dims). Kernels are generated once per graph,
-// so sizes are run-time arguments and symbolic shapes need no recompilation.
+// so sizes and symbolic attribute values are run-time arguments: symbolic shapes need no
+// recompilation.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@ struct LoupeKernelArgs {
   const int64_t* sizes;          // [rank]
   void* const* data;             // inputs then outputs, element 0 of each
   const int64_t* const* strides; // per operand: [rank] strides in the iteration space
+  const int64_t* scalars;        // symbolic attribute values, as CpuKernelSignature::scalars
 };
 
 using CpuKernelFn = void (*)(const LoupeKernelArgs*);
@@ -30,14 +32,29 @@ struct CpuKernelSignature {
   Shape iterationShape;
   // Inputs then outputs: for each dim of the operand, the iteration dim it is indexed by.
   std::vector<std::vector<size_t>> operandDims;
+  // Symbolic attributes of the group's ops (aten.div.Scalar {other=24*s0}), evaluated with the
+  // run's bindings into LoupeKernelArgs::scalars.
+  std::vector<SymExpr> scalars;
 };
 
 // Throws Error("codegen", ...) when the node is not supported (see canGenerateCpuKernel).
 CpuKernelSignature describeCpuKernel(const Node& node,
                                      const OpRegistry& registry = OpRegistry::global());
 
+// A signature's sizes and scalars under one binding of the graph's symbols; an executable works
+// them out once per binding instead of once per call.
+struct CpuKernelBinding {
+  std::vector<int64_t> sizes;   // of the iteration space
+  std::vector<int64_t> scalars; // CpuKernelSignature::scalars evaluated
+};
+CpuKernelBinding bindCpuKernel(const CpuKernelSignature& signature, const SymbolBindings& bindings);
+
 // Builds the arguments from concrete tensors (any strides; a size-1 dim broadcasts) and calls
 // the kernel. Throws Error("runtime", ...) naming the operand when a size does not fit.
+void launchCpuKernel(CpuKernelFn kernel, const CpuKernelSignature& signature,
+                     const CpuKernelBinding& bound, const std::vector<const Tensor*>& inputs,
+                     const std::vector<Tensor*>& outputs);
+// The same, binding the signature first.
 void launchCpuKernel(CpuKernelFn kernel, const CpuKernelSignature& signature,
                      const SymbolBindings& bindings, const std::vector<const Tensor*>& inputs,
                      const std::vector<Tensor*>& outputs);
