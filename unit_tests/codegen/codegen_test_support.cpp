@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <random>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
@@ -83,6 +84,56 @@ double maxAbsDifference(const Tensor& a, const Tensor& b) {
   for (int64_t i = 0; i < a.numel() && a.shape() == b.shape(); ++i)
     if (a.at(i) != b.at(i)) worst = std::max(worst, std::fabs(a.at(i) - b.at(i)));
   return worst;
+}
+
+Tensor permutedRandom(DType dtype, const std::vector<int64_t>& shape,
+                      const std::vector<size_t>& storageOrder, unsigned seed) {
+  std::vector<int64_t> stored;
+  for (size_t d : storageOrder)
+    stored.push_back(shape[d]);
+  Tensor packed = randomTensor(dtype, stored, seed);
+  std::vector<int64_t> strides(shape.size());
+  for (size_t i = 0; i < storageOrder.size(); ++i)
+    strides[storageOrder[i]] = packed.strides()[i];
+  return packed.view(shape, strides, 0);
+}
+
+Tensor transposedRandom(DType dtype, const std::vector<int64_t>& shape, unsigned seed) {
+  std::vector<size_t> order(shape.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[order.size() - 1], order[order.size() - 2]);
+  return permutedRandom(dtype, shape, order, seed);
+}
+
+std::unique_ptr<Graph> singleOp(const std::string& op, const std::vector<TensorType>& inputTypes,
+                                const AttrMap& attrs) {
+  auto graph = std::make_unique<Graph>(op);
+  std::vector<Value*> operands;
+  for (size_t i = 0; i < inputTypes.size(); ++i)
+    operands.push_back(graph->addInput(inputTypes[i], "in" + std::to_string(i)));
+  graph->setOutputs(GraphBuilder(*graph, nullptr).opResults(op, operands, attrs));
+  return graph;
+}
+
+std::vector<TensorType> typesOf(const std::vector<Tensor>& tensors) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : tensors)
+    types.push_back(tensorType(t.dtype(), Shape(t.shape().begin(), t.shape().end())));
+  return types;
+}
+
+KernelStats runLibraryKernel(Graph& graph, const std::string& op,
+                             const std::vector<Tensor>& inputs) {
+  for (Node* node : graph.nodes())
+    node->attrs().set("kernel", "lib");
+  Plan plan;
+  plan.kernels.push_back({.name = "lib", .op = op, .kind = KernelKind::Library});
+  ExecutableOptions options;
+  options.compiler.cacheDir = testCacheDir();
+  options.check = true;
+  Executable executable(graph, plan, options);
+  executable.run(inputs);
+  return executable.stats().kernels.at("lib");
 }
 
 void expectGeneratedMatchesReference(Graph& graph, const std::vector<Tensor>& inputs,

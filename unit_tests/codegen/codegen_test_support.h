@@ -38,4 +38,24 @@ void expectGeneratedMatchesReference(Graph& graph, const std::vector<Tensor>& in
 
 double maxAbsDifference(const Tensor& a, const Tensor& b);
 
+// A random tensor of logical `shape` stored in memory with its dims in `storageOrder` (a
+// permutation: storageOrder[0] is the outermost dim in memory), so a strided view.
+Tensor permutedRandom(DType dtype, const std::vector<int64_t>& shape,
+                      const std::vector<size_t>& storageOrder, unsigned seed);
+
+// permutedRandom with the last two dims swapped in memory, as autograd often hands gradients
+// over.
+Tensor transposedRandom(DType dtype, const std::vector<int64_t>& shape, unsigned seed);
+
+// A graph of one `op` node over fresh inputs of `inputTypes`, returning every result.
+std::unique_ptr<Graph> singleOp(const std::string& op, const std::vector<TensorType>& inputTypes,
+                                const AttrMap& attrs);
+
+std::vector<TensorType> typesOf(const std::vector<Tensor>& tensors);
+
+// Runs every node of `graph` (all named kernel "lib") once as a library kernel in check mode and
+// returns the shared stats: the error against the reference over every result.
+KernelStats runLibraryKernel(Graph& graph, const std::string& op,
+                             const std::vector<Tensor>& inputs);
+
 } // namespace loupe::testing

@@ -64,49 +64,6 @@ INSTANTIATE_TEST_SUITE_P(
       return std::to_string(info.index) + "_" + std::to_string(info.param.results) + "results";
     });
 
-// Runs the graph's single node (named "lib") once as a library kernel in check mode and returns
-// its stats: the error against the reference over every result.
-KernelStats runLibraryKernel(Graph& graph, const std::string& op,
-                             const std::vector<Tensor>& inputs) {
-  for (Node* node : graph.nodes())
-    node->attrs().set("kernel", "lib");
-  Plan plan;
-  plan.kernels.push_back({.name = "lib", .op = op, .kind = KernelKind::Library});
-  ExecutableOptions options;
-  options.compiler.cacheDir = testCacheDir();
-  options.check = true;
-  Executable executable(graph, plan, options);
-  executable.run(inputs);
-  return executable.stats().kernels.at("lib");
-}
-
-// A random tensor of `shape` whose last two dims are transposed in memory: a strided input.
-Tensor transposedRandom(DType dtype, std::vector<int64_t> shape, unsigned seed) {
-  std::vector<int64_t> stored = shape;
-  std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
-  Tensor packed = randomTensor(dtype, stored, seed);
-  std::vector<int64_t> strides = packed.strides();
-  std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
-  return packed.view(shape, strides, 0);
-}
-
-std::unique_ptr<Graph> singleOp(const std::string& op, const std::vector<TensorType>& inputTypes,
-                                const AttrMap& attrs) {
-  auto graph = std::make_unique<Graph>(op);
-  std::vector<Value*> operands;
-  for (size_t i = 0; i < inputTypes.size(); ++i)
-    operands.push_back(graph->addInput(inputTypes[i], "in" + std::to_string(i)));
-  graph->setOutputs(GraphBuilder(*graph, nullptr).opResults(op, operands, attrs));
-  return graph;
-}
-
-std::vector<TensorType> typesOf(const std::vector<Tensor>& tensors) {
-  std::vector<TensorType> types;
-  for (const Tensor& t : tensors)
-    types.push_back(tensorType(t.dtype(), Shape(t.shape().begin(), t.shape().end())));
-  return types;
-}
-
 struct ConvolutionCase {
   std::string name;
   std::vector<int64_t> input, weight;

@@ -1,67 +1,31 @@
 #include "compiler/codegen/cpu/library_kernels.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
 
+#include "compiler/codegen/cpu/library/attention.h"
+#include "compiler/codegen/cpu/library/blas.h"
+#include "compiler/codegen/cpu/library/concatenate.h"
+#include "compiler/codegen/cpu/library/embedding.h"
+#include "compiler/codegen/cpu/library/normalization.h"
 #include "compiler/ir/error.h"
 
 namespace loupe {
 
 namespace {
 
-// A 2-D view as BLAS sees it: row-major with a leading dimension, or the transpose of one.
-struct BlasMatrix {
-  const void* data;
-  CBLAS_TRANSPOSE transpose;
-  int leading;
-  Tensor packed; // keeps a packed copy alive when the view fits neither form
-};
+using namespace library;
 
-BlasMatrix asBlasMatrix(const Tensor& m) {
-  int64_t rows = m.size(0), cols = m.size(1);
-  // The stride of a size-1 dim is never used, so any value fits.
-  int64_t rowStride = rows == 1 ? std::max<int64_t>(cols, 1) : m.strides()[0];
-  int64_t colStride = cols == 1 ? 1 : m.strides()[1];
-  if (colStride == 1 && rowStride >= std::max<int64_t>(cols, 1))
-    return {m.data(), CblasNoTrans, static_cast<int>(rowStride), {}};
-  rowStride = rows == 1 ? 1 : m.strides()[0];
-  colStride = cols == 1 ? std::max<int64_t>(rows, 1) : m.strides()[1];
-  if (rowStride == 1 && colStride >= std::max<int64_t>(rows, 1))
-    return {m.data(), CblasTrans, static_cast<int>(colStride), {}};
-  Tensor packed = m.clone();
-  return {packed.data(), CblasNoTrans, static_cast<int>(std::max<int64_t>(cols, 1)), packed};
-}
+// Every floating-point kernel's signature: operands (nullptr for an absent optional one), the
+// node's attributes with symbols bound, preallocated contiguous results.
+using KernelFn = void (*)(const std::vector<const Tensor*>&, const AttrMap&, std::vector<Tensor>&);
 
-// c = a @ b, or c += a @ b with `accumulate`.
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
-          const float* b, int ldb, float* c, int ldc, bool accumulate = false) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c,
-              ldc);
-}
-
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double* c, int ldc, bool accumulate = false) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, accumulate ? 1.0 : 0.0, c, ldc);
-}
-
-// c = a @ b for 2-D views; c is contiguous.
 template <typename T>
-void matmul(const Tensor& a, const Tensor& b, const Tensor& c) {
-  int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::memset(c.data(), 0, c.nbytes());
-    return;
-  }
-  BlasMatrix left = asBlasMatrix(a), right = asBlasMatrix(b);
-  gemm(left.transpose, right.transpose, static_cast<int>(m), static_cast<int>(n),
-       static_cast<int>(k), static_cast<const T*>(left.data), left.leading,
-       static_cast<const T*>(right.data), right.leading, c.dataAs<T>(), static_cast<int>(n));
+void mm(const std::vector<const Tensor*>& inputs, const AttrMap&, std::vector<Tensor>& outputs) {
+  matmul<T>(*inputs[0], *inputs[1], outputs[0]);
 }
 
 Tensor batchItem(const Tensor& t, int64_t i) {
@@ -70,9 +34,9 @@ Tensor batchItem(const Tensor& t, int64_t i) {
 }
 
 template <typename T>
-void batchedMatmul(const Tensor& a, const Tensor& b, const Tensor& c) {
-  for (int64_t i = 0; i < c.size(0); ++i)
-    matmul<T>(batchItem(a, i), batchItem(b, i), batchItem(c, i));
+void bmm(const std::vector<const Tensor*>& inputs, const AttrMap&, std::vector<Tensor>& outputs) {
+  for (int64_t i = 0; i < outputs[0].size(0); ++i)
+    matmul<T>(batchItem(*inputs[0], i), batchItem(*inputs[1], i), batchItem(outputs[0], i));
 }
 
 std::vector<int64_t> pair(const AttrMap& attrs, const char* name) {
@@ -144,7 +108,9 @@ void col2imAdd(const Conv2dGeometry& g, const std::vector<T>& columns, T* groupG
 // Each image and group: unfold the receptive fields into columns, then one gemm with the
 // group's filters.
 template <typename T>
-void convolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs, Tensor& out) {
+void convolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                   std::vector<Tensor>& outputs) {
+  Tensor& out = outputs[0];
   Tensor x = inputs[0]->contiguous(), w = inputs[1]->contiguous();
   Conv2dGeometry g(x, w, out, attrs);
   int64_t pixels = g.pixels(), patch = g.patch(), groupFilters = g.groupFilters();
@@ -196,7 +162,7 @@ void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrM
         gemm(CblasNoTrans, CblasTrans, static_cast<int>(groupFilters), static_cast<int>(patch),
              static_cast<int>(pixels), groupGradOut, static_cast<int>(pixels), columns.data(),
              static_cast<int>(pixels), gradWeight + group * groupFilters * patch,
-             static_cast<int>(patch), /*accumulate=*/true);
+             static_cast<int>(patch), /*beta=*/1.0);
       }
       if (mask[0]) {
         gemm(CblasTrans, CblasNoTrans, static_cast<int>(patch), static_cast<int>(pixels),
@@ -286,87 +252,28 @@ void maxPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
       gradIn[p * g.inH * g.inW + index[o]] += grad[o];
 }
 
-// One channel's parameter, or `fallback` where the optional operand is absent.
-template <typename T>
-std::vector<T> perChannel(const std::vector<const Tensor*>& inputs, size_t i, int64_t channels,
-                          T fallback) {
-  if (i >= inputs.size() || !inputs[i])
-    return std::vector<T>(static_cast<size_t>(channels), fallback);
-  Tensor packed = inputs[i]->contiguous();
-  return {packed.dataAs<T>(), packed.dataAs<T>() + channels};
-}
-
-// The batch norm forms' forward in the input's precision; only the per-channel statistics
-// accumulate in double, so a large channel does not lose the mean to rounding.
-template <typename T>
-void batchNorm(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
-               std::vector<Tensor>& outputs) {
-  Tensor x = inputs[0]->contiguous();
-  int64_t batch = x.size(0), channels = x.size(1);
-  int64_t inner = batch * channels == 0 ? 0 : x.numel() / (batch * channels);
-  bool training = attrs.getBool("training", false);
-  double eps = attrs.getFloat("eps"), momentum = attrs.getFloat("momentum");
-  std::vector<T> weight = perChannel<T>(inputs, 1, channels, T(1)),
-                 bias = perChannel<T>(inputs, 2, channels, T(0)),
-                 runMean = perChannel<T>(inputs, 3, channels, T(0)),
-                 runVar = perChannel<T>(inputs, 4, channels, T(1));
-  std::vector<double> mean(runMean.begin(), runMean.end()), var(runVar.begin(), runVar.end());
-  const T* in = x.dataAs<T>();
-  auto plane = [&](int64_t n, int64_t c) { return (n * channels + c) * inner; };
-  if (training)
-    for (int64_t c = 0; c < channels; ++c) {
-      double sum = 0, squares = 0;
-      for (int64_t n = 0; n < batch; ++n)
-        for (int64_t i = 0; i < inner; ++i)
-          sum += in[plane(n, c) + i];
-      mean[c] = sum / static_cast<double>(batch * inner);
-      for (int64_t n = 0; n < batch; ++n)
-        for (int64_t i = 0; i < inner; ++i) {
-          double d = in[plane(n, c) + i] - mean[c];
-          squares += d * d;
-        }
-      var[c] = squares / static_cast<double>(batch * inner);
-    }
-  T* out = outputs[0].dataAs<T>();
-  for (int64_t c = 0; c < channels; ++c) {
-    double rstd = 1.0 / std::sqrt(var[c] + eps);
-    auto scale = static_cast<T>(rstd * weight[c]);
-    auto shift = static_cast<T>(bias[c] - mean[c] * rstd * weight[c]);
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t i = 0; i < inner; ++i)
-        out[plane(n, c) + i] = in[plane(n, c) + i] * scale + shift;
-    if (outputs[1].numel() > 0) {
-      outputs[1].dataAs<T>()[c] = static_cast<T>(mean[c]);
-      outputs[2].dataAs<T>()[c] = static_cast<T>(rstd);
-    }
-    if (outputs.size() < 5) continue; // only the functional form returns new running stats
-    auto n = static_cast<double>(batch * inner);
-    bool update = training && inputs.size() > 4 && inputs[3] && inputs[4];
-    outputs[3].dataAs<T>()[c] =
-        update ? static_cast<T>(momentum * mean[c] + (1 - momentum) * runMean[c]) : runMean[c];
-    outputs[4].dataAs<T>()[c] =
-        update ? static_cast<T>(momentum * var[c] * n / (n - 1) + (1 - momentum) * runVar[c])
-               : runVar[c];
-  }
-}
-
-bool isBatchNorm(const std::string& op) {
-  return op == "aten._native_batch_norm_legit_functional" ||
-         op == "aten._native_batch_norm_legit_no_training" || op == "aten.native_batch_norm";
-}
-
 bool isBlasDType(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F64;
 }
 
-// What each floating-point library kernel records; the index tensors of max pooling (its second
-// result, its backward's third operand) are i64, every other value is in the first result's
-// dtype. `precision` is "f32" or "f64".
+// What each floating-point library kernel records and runs; the index tensors of max pooling
+// (its second result, its backward's third operand) and of the embeddings (their second
+// operand) are i64, every other value is in the first result's dtype. `precision` is "f32" or
+// "f64".
 struct FloatKernel {
   const char* op;
   std::function<CpuLibraryKernel(const std::string& precision)> describe;
-  std::optional<size_t> indexOperand, indexResult;
+  KernelFn f32, f64;
+  std::optional<size_t> indexOperand = std::nullopt, indexResult = std::nullopt;
 };
+
+// A kernel named `name` that computes `what` in the input's precision.
+std::function<CpuLibraryKernel(const std::string&)> inPrecision(std::string name, std::string what,
+                                                                std::string whyNotGenerated) {
+  return [=](const std::string& precision) {
+    return CpuLibraryKernel{name + ":" + precision, what + " in " + precision, whyNotGenerated};
+  };
+}
 
 const std::vector<FloatKernel>& floatKernels() {
   static const std::vector<FloatKernel> kernels = [] {
@@ -374,75 +281,109 @@ const std::vector<FloatKernel>& floatKernels() {
       return CpuLibraryKernel{precision == "f32" ? "openblas:sgemm" : "openblas:dgemm",
                               "BLAS gemm for " + precision, "no generated matmul; BLAS is faster"};
     };
-    auto batchNorm = [](const std::string& precision) {
+    auto batchNormKernel = [](const std::string& precision) {
       return CpuLibraryKernel{"batch-norm:" + precision,
                               "per-channel statistics in double, normalisation in " + precision,
                               "batch norm is not an elementwise or reduction op the code "
                               "generator handles"};
     };
+    auto normBackward = [](std::string name) {
+      return [name](const std::string& precision) {
+        return CpuLibraryKernel{name + "-backward:" + precision,
+                                "sums in double, the elementwise gradient in " + precision,
+                                "a normalization backward is several reductions feeding an "
+                                "elementwise op, which the code generator does not fuse"};
+      };
+    };
+    auto attentionKernel = [](std::string form) {
+      return [form](const std::string& precision) {
+        return CpuLibraryKernel{"flash-attention" + form + ":" + precision,
+                                "blocked BLAS gemms per (batch, head) and a stable softmax in " +
+                                    precision,
+                                "no generated matmul or softmax across gemms; BLAS is faster"};
+      };
+    };
     std::vector<FloatKernel> table = {
-        {"aten.mm", gemmKernel},
-        {"aten.bmm", gemmKernel},
+        {"aten.mm", gemmKernel, &mm<float>, &mm<double>},
+        {"aten.bmm", gemmKernel, &bmm<float>, &bmm<double>},
         {"aten.convolution",
          [](const std::string&) {
            return CpuLibraryKernel{"im2col+gemm",
                                    "convolution as im2col and one BLAS gemm per group",
                                    "no generated convolution; im2col+gemm is faster"};
-         }},
+         },
+         &convolution2d<float>, &convolution2d<double>},
         {"aten.convolution_backward",
          [](const std::string&) {
            return CpuLibraryKernel{"im2col+gemm backward",
                                    "gradients as BLAS gemms over the forward's im2col columns",
                                    "no generated convolution; im2col+gemm is faster"};
-         }},
+         },
+         &convolution2dBackward<float>, &convolution2dBackward<double>},
         {"aten.max_pool2d_with_indices",
-         [](const std::string& precision) {
-           return CpuLibraryKernel{"max-pool:" + precision, "window maximum in " + precision,
-                                   "pooling windows are not a reduction the code generator "
-                                   "handles"};
-         },
-         std::nullopt, 1},
+         inPrecision("max-pool", "window maximum",
+                     "pooling windows are not a reduction the code generator "
+                     "handles"),
+         &maxPool2d<float>, &maxPool2d<double>, std::nullopt, 1},
         {"aten.max_pool2d_with_indices_backward",
-         [](const std::string& precision) {
-           return CpuLibraryKernel{"max-pool-backward:" + precision,
-                                   "scatter of each gradient to its argmax in " + precision,
-                                   "a scatter is not a kernel the code generator handles"};
-         },
-         2, std::nullopt},
+         inPrecision("max-pool-backward", "scatter of each gradient to its argmax",
+                     "a scatter is not a kernel the code generator handles"),
+         &maxPool2dBackward<float>, &maxPool2dBackward<double>, 2},
+        {"aten.native_batch_norm_backward", normBackward("batch-norm"), &batchNormBackward<float>,
+         &batchNormBackward<double>},
+        {"aten.native_layer_norm_backward", normBackward("layer-norm"), &layerNormBackward<float>,
+         &layerNormBackward<double>},
+        {"aten.embedding",
+         inPrecision("embedding", "row copies",
+                     "a gather of rows is not a kernel the code generator handles"),
+         &embedding<float>, &embedding<double>, 1},
+        {"aten.embedding_dense_backward",
+         inPrecision("embedding-backward", "row sums",
+                     "a scatter-add of rows is not a kernel the code generator handles"),
+         &embeddingDenseBackward<float>, &embeddingDenseBackward<double>, 1},
+        {"aten._scaled_dot_product_flash_attention_for_cpu", attentionKernel(""), &attention<float>,
+         &attention<double>},
+        {"aten._scaled_dot_product_flash_attention_for_cpu_backward", attentionKernel("-backward"),
+         &attentionBackward<float>, &attentionBackward<double>},
     };
     for (const char* op : {"aten._native_batch_norm_legit_functional",
                            "aten._native_batch_norm_legit_no_training", "aten.native_batch_norm"})
-      table.push_back({op, batchNorm});
+      table.push_back({op, batchNormKernel, &batchNorm<float>, &batchNorm<double>});
     return table;
   }();
   return kernels;
+}
+
+const FloatKernel* findFloatKernel(const std::string& op) {
+  auto kernel = std::find_if(floatKernels().begin(), floatKernels().end(),
+                             [&](const FloatKernel& k) { return op == k.op; });
+  return kernel == floatKernels().end() ? nullptr : &*kernel;
 }
 
 bool isTwoDConvolution(const Node& node) {
   return node.operand(node.op() == "aten.convolution" ? 0 : 1)->tensorType().rank() == 4;
 }
 
-// False for an op no floating-point kernel handles.
-template <typename T>
-bool runFloatKernel(const std::string& op, const AttrMap& attrs,
-                    const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
-  if (op == "aten.mm")
-    matmul<T>(*inputs[0], *inputs[1], outputs[0]);
-  else if (op == "aten.bmm")
-    batchedMatmul<T>(*inputs[0], *inputs[1], outputs[0]);
-  else if (op == "aten.convolution")
-    convolution2d<T>(inputs, attrs, outputs[0]);
-  else if (op == "aten.convolution_backward")
-    convolution2dBackward<T>(inputs, attrs, outputs);
-  else if (op == "aten.max_pool2d_with_indices")
-    maxPool2d<T>(inputs, attrs, outputs);
-  else if (op == "aten.max_pool2d_with_indices_backward")
-    maxPool2dBackward<T>(inputs, attrs, outputs);
-  else if (isBatchNorm(op))
-    batchNorm<T>(inputs, attrs, outputs);
-  else
-    return false;
-  return true;
+bool hasDType(const Value* value, DType expected) {
+  return value->type().isTensor() && value->tensorType().dtype == expected;
+}
+
+// Copies in the tensors' own dtype, any dtype: clone and cat.
+std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* whyNot) {
+  if (node.op() == "aten.clone")
+    return CpuLibraryKernel{"copy", "a memcpy, or a strided copy in the tensor's own dtype",
+                            "a copy needs no generated code"};
+  if (node.op() != "aten.cat") return std::nullopt;
+  DType dtype = node.result(0)->tensorType().dtype;
+  for (size_t i = 0; i < node.numOperands(); ++i)
+    if (!hasDType(node.operand(i), dtype)) {
+      if (whyNot) *whyNot = "cat converts operand " + std::to_string(i) + " to the result's dtype";
+      return std::nullopt;
+    }
+  return CpuLibraryKernel{"concatenate",
+                          "one memcpy per slab of a contiguous input, else a strided copy, in "
+                          "the tensors' own dtype",
+                          "a copy needs no generated code"};
 }
 
 } // namespace
@@ -453,20 +394,14 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     return std::nullopt;
   };
   const std::string& op = node.op();
-  if (op == "aten.clone")
-    return CpuLibraryKernel{"copy", "a memcpy, or a strided copy in the tensor's own dtype",
-                            "a copy needs no generated code"};
-  auto kernel = std::find_if(floatKernels().begin(), floatKernels().end(),
-                             [&](const FloatKernel& k) { return op == k.op; });
-  if (kernel == floatKernels().end()) return no("no library kernel for " + op);
+  if (op == "aten.clone" || op == "aten.cat") return findCopyKernel(node, whyNot);
+  const FloatKernel* kernel = findFloatKernel(op);
+  if (!kernel) return no("no library kernel for " + op);
   if (!node.numResults() || !node.result(0)->type().isTensor())
     return no(op + " has no tensor result");
   DType dtype = node.result(0)->tensorType().dtype;
   if (!isBlasDType(dtype))
     return no("library kernels compute in f32 or f64 only, not " + std::string(dtypeName(dtype)));
-  auto hasDType = [](const Value* value, DType expected) {
-    return value->type().isTensor() && value->tensorType().dtype == expected;
-  };
   for (size_t i = 0; i < node.numOperands(); ++i)
     if (const Value* operand = node.operand(i);
         operand && !hasDType(operand, kernel->indexOperand == i ? DType::I64 : dtype))
@@ -499,10 +434,14 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
     outputs[0].copyFrom(*inputs[0]);
     return;
   }
-  bool ran = outputs[0].dtype() == DType::F64 ? runFloatKernel<double>(op, attrs, inputs, outputs)
-                                              : runFloatKernel<float>(op, attrs, inputs, outputs);
-  if (!ran)
+  if (op == "aten.cat") {
+    concatenate(inputs, attrs, outputs[0]);
+    return;
+  }
+  const FloatKernel* kernel = findFloatKernel(op);
+  if (!kernel)
     throw Error("runtime", "no library kernel for " + op, ErrorContext{.node = node.describe()});
+  (outputs[0].dtype() == DType::F64 ? kernel->f64 : kernel->f32)(inputs, attrs, outputs);
 }
 
 } // namespace loupe

@@ -1,8 +1,11 @@
 // Hand-written CPU kernels, most backed by BLAS: aten.mm and aten.bmm as one gemm per matrix,
 // 2-D aten.convolution as im2col followed by a gemm per image and group and its backward as
-// gemms over the same columns; the batch norm forms' forward and 2-D max pooling (and its
-// backward) in the input's precision; aten.clone as a copy in any dtype. Inputs may be strided
-// views (transposed operands go to BLAS as transposes, anything else is packed first).
+// gemms over the same columns; scaled dot-product attention and its backward as blocked gemms
+// per (batch, head) (library/attention.h); the batch norm forms' forward, the batch and layer
+// norm backward (library/normalization.h), embedding and its weight gradient
+// (library/embedding.h) and 2-D max pooling (and its backward) in the input's precision;
+// aten.clone and aten.cat as copies in any dtype. Inputs may be strided views (transposed
+// operands go to BLAS as transposes, anything else is packed first).
 #pragma once
 
 #include <optional>

@@ -1,0 +1,194 @@
+// Batch norm (forward and backward) and the layer norm backward in the input's precision. Every
+// reduction (batch statistics, the per-channel or per-row sums of the gradient and of its
+// product with the normalized input, layer norm's weight and bias gradients over rows)
+// accumulates in double; the elementwise results are computed in T from those sums, as torch's
+// CPU kernels do. (The layer norm forward decomposes into generated kernels.)
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "compiler/ir/attribute.h"
+#include "compiler/runtime/tensor.h"
+
+namespace loupe::library {
+
+// Operand i as a packed vector of `size` values, or `fallback` where the optional operand is
+// absent.
+template <typename T>
+std::vector<T> packedOr(const std::vector<const Tensor*>& inputs, size_t i, int64_t size,
+                        T fallback) {
+  if (i >= inputs.size() || !inputs[i]) return std::vector<T>(static_cast<size_t>(size), fallback);
+  Tensor packed = inputs[i]->contiguous();
+  return {packed.dataAs<T>(), packed.dataAs<T>() + size};
+}
+
+// The batch norm forms' forward in the input's precision; only the per-channel statistics
+// accumulate in double, so a large channel does not lose the mean to rounding.
+template <typename T>
+void batchNorm(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+  Tensor x = inputs[0]->contiguous();
+  int64_t batch = x.size(0), channels = x.size(1);
+  int64_t inner = batch * channels == 0 ? 0 : x.numel() / (batch * channels);
+  bool training = attrs.getBool("training", false);
+  double eps = attrs.getFloat("eps"), momentum = attrs.getFloat("momentum");
+  std::vector<T> weight = packedOr<T>(inputs, 1, channels, T(1)),
+                 bias = packedOr<T>(inputs, 2, channels, T(0)),
+                 runMean = packedOr<T>(inputs, 3, channels, T(0)),
+                 runVar = packedOr<T>(inputs, 4, channels, T(1));
+  std::vector<double> mean(runMean.begin(), runMean.end()), var(runVar.begin(), runVar.end());
+  const T* in = x.dataAs<T>();
+  auto plane = [&](int64_t n, int64_t c) { return (n * channels + c) * inner; };
+  if (training)
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t i = 0; i < inner; ++i)
+          sum += in[plane(n, c) + i];
+      mean[c] = sum / static_cast<double>(batch * inner);
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t i = 0; i < inner; ++i) {
+          double d = in[plane(n, c) + i] - mean[c];
+          squares += d * d;
+        }
+      var[c] = squares / static_cast<double>(batch * inner);
+    }
+  T* out = outputs[0].dataAs<T>();
+  for (int64_t c = 0; c < channels; ++c) {
+    double rstd = 1.0 / std::sqrt(var[c] + eps);
+    auto scale = static_cast<T>(rstd * weight[c]);
+    auto shift = static_cast<T>(bias[c] - mean[c] * rstd * weight[c]);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t i = 0; i < inner; ++i)
+        out[plane(n, c) + i] = in[plane(n, c) + i] * scale + shift;
+    if (outputs[1].numel() > 0) {
+      outputs[1].dataAs<T>()[c] = static_cast<T>(mean[c]);
+      outputs[2].dataAs<T>()[c] = static_cast<T>(rstd);
+    }
+    if (outputs.size() < 5) continue; // only the functional form returns new running stats
+    auto n = static_cast<double>(batch * inner);
+    bool update = training && inputs.size() > 4 && inputs[3] && inputs[4];
+    outputs[3].dataAs<T>()[c] =
+        update ? static_cast<T>(momentum * mean[c] + (1 - momentum) * runMean[c]) : runMean[c];
+    outputs[4].dataAs<T>()[c] =
+        update ? static_cast<T>(momentum * var[c] * n / (n - 1) + (1 - momentum) * runVar[c])
+               : runVar[c];
+  }
+}
+
+// Results the output_mask leaves out are zeros, as in the reference.
+inline void zeroMasked(std::vector<Tensor>& outputs, const BoolList& mask) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!mask[i]) std::memset(outputs[i].data(), 0, outputs[i].nbytes());
+}
+
+// Operands: grad_out, input, weight?, running_mean?, running_var?, save_mean?, save_invstd?;
+// results: grad_input, grad_weight, grad_bias. In training the batch statistics depend on the
+// input, so their gradients are projected out of grad_input.
+template <typename T>
+void batchNormBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                       std::vector<Tensor>& outputs) {
+  Tensor g = inputs[0]->contiguous(), x = inputs[1]->contiguous();
+  int64_t batch = x.size(0), channels = x.size(1);
+  int64_t inner = batch * channels == 0 ? 0 : x.numel() / (batch * channels);
+  bool train = attrs.getBool("train");
+  BoolList mask = attrs.getBools("output_mask");
+  std::vector<T> weight = packedOr<T>(inputs, 2, channels, T(1));
+  std::vector<double> mean(static_cast<size_t>(channels)), invstd(mean.size());
+  if (train) {
+    std::vector<T> saveMean = packedOr<T>(inputs, 5, channels, T(0)),
+                   saveInvstd = packedOr<T>(inputs, 6, channels, T(1));
+    mean.assign(saveMean.begin(), saveMean.end());
+    invstd.assign(saveInvstd.begin(), saveInvstd.end());
+  } else {
+    std::vector<T> runMean = packedOr<T>(inputs, 3, channels, T(0)),
+                   runVar = packedOr<T>(inputs, 4, channels, T(1));
+    double eps = attrs.getFloat("eps");
+    for (size_t c = 0; c < mean.size(); ++c) {
+      mean[c] = runMean[c];
+      invstd[c] = 1.0 / std::sqrt(static_cast<double>(runVar[c]) + eps);
+    }
+  }
+  zeroMasked(outputs, mask);
+  const T* grad = g.dataAs<T>();
+  const T* in = x.dataAs<T>();
+  auto n = static_cast<double>(batch * inner);
+  for (int64_t c = 0; c < channels; ++c) {
+    auto cc = static_cast<size_t>(c);
+    double sumG = 0, dot = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t plane = (b * channels + c) * inner;
+      for (int64_t i = plane; i < plane + inner; ++i) {
+        sumG += grad[i];
+        dot += static_cast<double>(grad[i]) * (static_cast<double>(in[i]) - mean[cc]);
+      }
+    }
+    if (mask[1]) outputs[1].dataAs<T>()[c] = static_cast<T>(dot * invstd[cc]);
+    if (mask[2]) outputs[2].dataAs<T>()[c] = static_cast<T>(sumG);
+    if (!mask[0]) continue;
+    // grad_input = (g - (x - mean) * projection - meanGrad) * scale
+    auto scale = static_cast<T>(invstd[cc] * weight[cc]);
+    auto projection = static_cast<T>(train ? dot / n * invstd[cc] * invstd[cc] : 0.0);
+    auto meanGrad = static_cast<T>(train && n > 0 ? sumG / n : 0.0);
+    auto channelMean = static_cast<T>(mean[cc]);
+    T* gradIn = outputs[0].dataAs<T>();
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t plane = (b * channels + c) * inner;
+      for (int64_t i = plane; i < plane + inner; ++i)
+        gradIn[i] = (grad[i] - (in[i] - channelMean) * projection - meanGrad) * scale;
+    }
+  }
+}
+
+// Operands: grad_out, input, mean, rstd, weight?, bias?; rows are the leading dims, the
+// normalized_shape dims one row's width. Results: grad_input, grad_weight, grad_bias.
+template <typename T>
+void layerNormBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                       std::vector<Tensor>& outputs) {
+  Tensor g = inputs[0]->contiguous(), x = inputs[1]->contiguous();
+  Tensor mean = inputs[2]->contiguous(), rstd = inputs[3]->contiguous();
+  int64_t width = 1;
+  for (int64_t d : attrs.getInts("normalized_shape"))
+    width *= d;
+  int64_t rows = width == 0 ? 0 : x.numel() / width;
+  BoolList mask = attrs.getBools("output_mask");
+  std::vector<T> weight = packedOr<T>(inputs, 4, width, T(1));
+  std::vector<double> gradW(static_cast<size_t>(width), 0.0), gradB(gradW.size(), 0.0);
+  std::vector<T> xhat(gradW.size());
+  zeroMasked(outputs, mask);
+  auto n = static_cast<double>(width);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* grad = g.dataAs<T>() + r * width;
+    const T* in = x.dataAs<T>() + r * width;
+    T rowMean = mean.dataAs<T>()[r], rowRstd = rstd.dataAs<T>()[r];
+    double sumG = 0, sumGX = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      auto jj = static_cast<size_t>(j);
+      xhat[jj] = (in[j] - rowMean) * rowRstd;
+      double gw = static_cast<double>(grad[j]) * weight[jj];
+      sumG += gw;
+      sumGX += gw * xhat[jj];
+      gradW[jj] += static_cast<double>(grad[j]) * xhat[jj];
+      gradB[jj] += grad[j];
+    }
+    if (!mask[0]) continue;
+    // grad_input = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
+    auto meanG = static_cast<T>(sumG / n), meanGX = static_cast<T>(sumGX / n);
+    T* gradIn = outputs[0].dataAs<T>() + r * width;
+    for (int64_t j = 0; j < width; ++j) {
+      auto jj = static_cast<size_t>(j);
+      gradIn[j] = (grad[j] * weight[jj] - meanG - xhat[jj] * meanGX) * rowRstd;
+    }
+  }
+  for (size_t i = 1; i <= 2; ++i)
+    if (mask[i]) {
+      const std::vector<double>& sums = i == 1 ? gradW : gradB;
+      T* out = outputs[i].dataAs<T>();
+      for (size_t j = 0; j < sums.size(); ++j)
+        out[j] = static_cast<T>(sums[j]);
+    }
+}
+
+} // namespace loupe::library
