@@ -224,7 +224,19 @@ CREATE TABLE bisection_steps (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4};
+// Version 5: the viewer's layout cache. A derived table: deleting its rows loses nothing but
+// the time to lay the graphs out again.
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE layout_cache (
+  snapshot_hash TEXT NOT NULL,
+  layout_key TEXT NOT NULL,
+  layout BLOB NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (snapshot_hash, layout_key)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
 
 } // namespace
 

@@ -1,5 +1,6 @@
 #include "inspector/trace/trace_writer.h"
 
+#include "inspector/trace/content_hash.h"
 #include "inspector/trace/sqlite_db.h"
 #include "inspector/trace/trace_json.h"
 #include "inspector/trace/trace_schema.h"
@@ -44,18 +45,6 @@ void requireOneOf(const SqliteDb& db, std::string_view field, std::string_view v
 // JSON text columns must hold JSON, or SQL's json_* functions fail on them later.
 void requireJson(const SqliteDb& db, std::string_view field, std::string_view text) {
   if (!nlohmann::json::accept(text)) throw db.error(std::string(field) + " is not valid JSON");
-}
-
-// 64-bit FNV-1a of the snapshot text, in hex: the key that dedups identical snapshots.
-std::string contentHash(std::string_view text) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char byte : text) {
-    hash ^= byte;
-    hash *= 0x100000001b3ULL;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return hex;
 }
 
 // The id of the snapshot with this text, inserting it and its nodes when new. Runs inside
