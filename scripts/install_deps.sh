@@ -12,6 +12,8 @@ APT_PACKAGES=(
   libgtest-dev            # unit tests
   llvm-14-tools           # FileCheck for lit tests
   clang-format            # formatting check
+  libimgui-dev libglfw3-dev libgraphviz-dev libstb-dev libgl-dev  # loupe-view
+  libgl1-mesa-dri xvfb fonts-dejavu-core                          # loupe-view's screenshot tests
 )
 # torch is pinned and installed first: an unpinned torch (or a package that depends on it,
 # installed before it) would make pip resolve the newest CUDA build, several GB.

@@ -1,0 +1,167 @@
+// The kernels of the selected compile: a table (name, kind, target, fused nodes, reason,
+// check-mode error) and, for the selected row, the rejected alternatives and the generated
+// source with syntax colouring.
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "gui/app/panels.h"
+#include "gui/app/theme.h"
+#include "gui/app/viewer.h"
+#include "gui/viewmodel/source_highlight.h"
+
+namespace loupe::view {
+namespace {
+
+uint32_t colorOf(TokenKind kind) {
+  switch (kind) {
+  case TokenKind::Keyword:
+    return Palette::codeKeyword;
+  case TokenKind::Type:
+    return Palette::codeType;
+  case TokenKind::Number:
+    return Palette::codeNumber;
+  case TokenKind::Comment:
+    return Palette::codeComment;
+  case TokenKind::String:
+    return Palette::codeString;
+  case TokenKind::Preprocessor:
+    return Palette::codePreprocessor;
+  case TokenKind::Other:
+    break;
+  }
+  return Palette::text;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names)
+    out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// Generated kernels start with the same guarded prelude (compiler/codegen/cpu); the kernel's
+// own code after it is what a reader wants first.
+std::pair<std::string_view, std::string_view> splitPrelude(std::string_view source) {
+  constexpr std::string_view kGuard = "#ifndef LOUPE_KERNEL_PRELUDE\n", kEnd = "\n#endif\n";
+  const size_t end = source.find(kEnd);
+  if (!source.starts_with(kGuard) || end == std::string_view::npos) return {{}, source};
+  const size_t bodyStart = source.find_first_not_of('\n', end + kEnd.size());
+  return {source.substr(0, end + kEnd.size()),
+          bodyStart == std::string_view::npos ? "" : source.substr(bodyStart)};
+}
+
+void drawSource(const Fonts& fonts, std::string_view source) {
+  ImGui::PushFont(fonts.mono);
+  bool lineStarted = false;
+  for (const SourceSpan& span : highlightCpp(source)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, imColor(colorOf(span.kind)));
+    const std::string_view text =
+        std::string_view(source).substr(span.begin, span.end - span.begin);
+    for (size_t start = 0; start <= text.size();) {
+      const size_t newline = std::min(text.find('\n', start), text.size());
+      if (newline > start) {
+        if (lineStarted) ImGui::SameLine(0, 0);
+        ImGui::TextUnformatted(text.data() + start, text.data() + newline);
+        lineStarted = true;
+      }
+      if (newline == text.size()) break;
+      if (!lineStarted) ImGui::TextUnformatted("");
+      lineStarted = false;
+      start = newline + 1;
+    }
+    ImGui::PopStyleColor();
+  }
+  ImGui::PopFont();
+}
+
+// Until a row is clicked: the selected node's kernel, else the first with generated source.
+int defaultKernel(Viewer& viewer, const std::vector<KernelRecord>& kernels) {
+  const GraphCanvas& canvas = viewer.canvas();
+  const std::string node = canvas.model() != nullptr && canvas.selected() >= 0
+                               ? canvas.model()->boxes()[canvas.selected()].kernel
+                               : "";
+  int firstWithSource = -1;
+  for (int i = static_cast<int>(kernels.size()) - 1; i >= 0; --i) {
+    if (!node.empty() && kernels[i].name == node) return i;
+    if (!kernels[i].source.empty()) firstWithSource = i;
+  }
+  return std::max(firstWithSource, 0);
+}
+
+void drawTable(Viewer& viewer, const std::vector<KernelRecord>& kernels, int shown) {
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                     ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable("##kernels", 6, kFlags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthFixed, 60);
+  ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 74);
+  ImGui::TableSetupColumn("target", ImGuiTableColumnFlags_WidthFixed, 48);
+  ImGui::TableSetupColumn("fused nodes", ImGuiTableColumnFlags_WidthStretch, 1);
+  ImGui::TableSetupColumn("reason", ImGuiTableColumnFlags_WidthStretch, 2);
+  ImGui::TableSetupColumn("max error", ImGuiTableColumnFlags_WidthFixed, 72);
+  ImGui::TableHeadersRow();
+  for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+    const KernelRecord& k = kernels[i];
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    if (ImGui::Selectable(k.name.c_str(), shown == i, ImGuiSelectableFlags_SpanAllColumns))
+      viewer.selectedKernel = i;
+    for (const std::string* text : {&k.kind, &k.target}) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(text->c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(joined(k.fused_nodes).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(k.reason.c_str());
+    ImGui::TableNextColumn();
+    if (k.max_error)
+      ImGui::Text("%.2e", *k.max_error);
+    else
+      ImGui::TextDisabled("-");
+  }
+  ImGui::EndTable();
+}
+
+} // namespace
+
+void drawKernelsPanel(Viewer& viewer) {
+  const CompileItem* compile = viewer.compile();
+  if (compile == nullptr) return;
+  const auto& kernels = viewer.document()->details(compile->compileId).kernels;
+  if (kernels.empty()) {
+    ImGui::TextDisabled("No kernels: compile %lld stopped before kernel selection.",
+                        static_cast<long long>(compile->compileId));
+    return;
+  }
+  if (viewer.selectedKernel >= static_cast<int>(kernels.size())) viewer.selectedKernel = -1;
+  const int shown =
+      viewer.selectedKernel >= 0 ? viewer.selectedKernel : defaultKernel(viewer, kernels);
+  const float width = ImGui::GetContentRegionAvail().x;
+  ImGui::BeginChild("##table", {width * 0.55f, 0});
+  drawTable(viewer, kernels, shown);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("##detail", {0, 0});
+  const KernelRecord& k = kernels[shown];
+  ImGui::Text("%s  %s on %s", k.name.c_str(), k.kind.c_str(), k.target.c_str());
+  for (const KernelAlternative& alt : k.alternatives)
+    ImGui::TextDisabled("rejected %s (%s): %s", alt.kind.c_str(), alt.target.c_str(),
+                        alt.why.c_str());
+  ImGui::Separator();
+  if (k.source.empty()) {
+    ImGui::TextDisabled("No generated source (%s kernel).", k.kind.c_str());
+  } else {
+    const auto [prelude, body] = splitPrelude(k.source);
+    drawSource(viewer.fonts(), body);
+    if (!prelude.empty() && ImGui::TreeNode("the prelude every generated kernel shares")) {
+      drawSource(viewer.fonts(), prelude);
+      ImGui::TreePop();
+    }
+  }
+  ImGui::EndChild();
+}
+
+} // namespace loupe::view
