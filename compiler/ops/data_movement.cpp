@@ -1,11 +1,13 @@
 // Data movement ops: results in fresh contiguous memory, assembled from their inputs without
 // arithmetic beyond accumulation (cat, stack, clone, copy, index_select, gather, scatter_add,
-// embedding and its backward, constant_pad_nd, and the backward of slice and select).
+// advanced indexing (index.Tensor, index_put), embedding and its backward, constant_pad_nd,
+// repeat, flip, the triangles tril and triu, and the backward of slice and select).
 //
 // References that place a block of one tensor into another do it through the view family's
 // ViewFns (aten.slice.Tensor, aten.select.int): the layout arithmetic lives in one place, and
 // slice_backward is by construction the adjoint of slice.
 #include <algorithm>
+#include <functional>
 
 #include "compiler/ir/error.h"
 #include "compiler/ops/broadcast.h"
@@ -317,6 +319,176 @@ OpInfo scatterAddOp() {
   return info;
 }
 
+// index.Tensor and index_put are torch's advanced indexing, self[i0, i1, ...] with integer
+// index tensors (a `none` slot takes the whole dim). The index tensors broadcast to one shape B,
+// which replaces the indexed dims: in place when those are adjacent, in front otherwise.
+struct AdvancedIndexing {
+  std::vector<bool> indexed; // per dim of self
+  size_t blockStart = 0;     // where B's dims sit in the indexed shape
+
+  AdvancedIndexing(size_t rank, const std::vector<bool>& present, std::string_view op) {
+    if (present.size() > rank)
+      shapeError(op, std::to_string(present.size()) + " indices for a tensor of rank " +
+                         std::to_string(rank));
+    indexed.assign(rank, false);
+    std::copy(present.begin(), present.end(), indexed.begin());
+    auto first = std::find(indexed.begin(), indexed.end(), true);
+    auto last = std::find(indexed.rbegin(), indexed.rend(), true).base();
+    if (first == indexed.end()) shapeError(op, "needs at least one index tensor");
+    const bool adjacent = std::find(first, last, false) == last;
+    blockStart = adjacent ? static_cast<size_t>(first - indexed.begin()) : 0;
+  }
+
+  // The shape of self[indices]: B in its block, the dims of self not indexed around it.
+  template <typename D>
+  std::vector<D> indexedShape(const std::vector<D>& self, const std::vector<D>& block) const {
+    std::vector<D> rest;
+    for (size_t d = 0; d < self.size(); ++d)
+      if (!indexed[d]) rest.push_back(self[d]);
+    std::vector<D> out(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(blockStart));
+    out.insert(out.end(), block.begin(), block.end());
+    out.insert(out.end(), rest.begin() + static_cast<ptrdiff_t>(blockStart), rest.end());
+    return out;
+  }
+};
+
+// The shape of self[indices] from the types of self and the index slots (null for none);
+// bool masks are rejected, since their result size depends on their values.
+Shape inferIndexedShape(std::string_view op, const TensorType& self,
+                        const std::vector<const TensorType*>& indices) {
+  std::vector<bool> present;
+  std::vector<Shape> indexShapes;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    present.push_back(indices[i] != nullptr);
+    if (!indices[i]) continue;
+    if (indices[i]->dtype == DType::Bool || indices[i]->dtype == DType::U8)
+      shapeError(op, "index " + std::to_string(i) + " is a mask " + typeStr(*indices[i]) +
+                         ", whose result size depends on its values; only integer indices "
+                         "are supported");
+    requireIntegral(op, *indices[i], "index " + std::to_string(i));
+    indexShapes.push_back(indices[i]->shape);
+  }
+  AdvancedIndexing indexing(self.rank(), present, op);
+  return indexing.indexedShape(self.shape, broadcastShapes(indexShapes, op));
+}
+
+// The elements of self[indices] on concrete tensors: the indexed shape, and for each of its
+// elements (row-major) the linear index of the element of self it stands for.
+class IndexedElements {
+public:
+  IndexedElements(std::string_view op, const Tensor& self, std::vector<const Tensor*> indices)
+      : op_(op), self_(self), indices_(std::move(indices)),
+        indexing_(self.rank(), presence(indices_), op) {
+    std::vector<Shape> indexShapes;
+    for (const Tensor* index : indices_)
+      if (index) indexShapes.push_back(Shape(index->shape().begin(), index->shape().end()));
+    block_ = evaluateShape(broadcastShapes(indexShapes, op), {});
+    shape_ = indexing_.indexedShape(self.shape(), block_);
+  }
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+
+  // visit(position in self[indices], linear index in self)
+  void forEach(const std::function<void(int64_t, int64_t)>& visit) const {
+    std::vector<BroadcastIndexer> readers;
+    for (const Tensor* index : indices_)
+      readers.emplace_back(index ? index->shape() : block_, block_);
+    int64_t count = 1;
+    for (int64_t size : shape_)
+      count *= size;
+    for (int64_t position = 0; position < count; ++position) {
+      auto coords = coordinatesOf(position, shape_);
+      const auto first = coords.begin() + static_cast<ptrdiff_t>(indexing_.blockStart);
+      const auto end = first + static_cast<ptrdiff_t>(block_.size());
+      const int64_t inBlock = linearOf(std::vector<int64_t>(first, end), block_);
+      coords.erase(first, end); // the coordinates in the dims not indexed are left
+      std::vector<int64_t> source(self_.rank());
+      for (size_t d = 0, rest = 0; d < self_.rank(); ++d) {
+        const Tensor* index = d < indices_.size() ? indices_[d] : nullptr;
+        source[d] = index ? checkedIndex(op_, index->at(readers[d](inBlock)), self_.size(d))
+                          : coords[rest++];
+      }
+      visit(position, linearOf(source, self_.shape()));
+    }
+  }
+
+private:
+  static std::vector<bool> presence(const std::vector<const Tensor*>& indices) {
+    std::vector<bool> present;
+    for (const Tensor* index : indices)
+      present.push_back(index != nullptr);
+    return present;
+  }
+
+  std::string_view op_;
+  const Tensor& self_;
+  std::vector<const Tensor*> indices_;
+  AdvancedIndexing indexing_;
+  std::vector<int64_t> block_, shape_;
+};
+
+OpInfo indexTensorOp() {
+  OpInfo info = dataOp("aten.index.Tensor", {{"self"}, {"indices", true, true}}, {},
+                       "self[indices...] with integer index tensors (advanced indexing)");
+  info.infer = [](const std::vector<const Type*>& operands, const AttrMap&) {
+    constexpr std::string_view op = "aten.index.Tensor";
+    auto tensors = tensorOperands(operands, op);
+    const TensorType& self = *tensors.at(0);
+    const std::vector<const TensorType*> indices(tensors.begin() + 1, tensors.end());
+    return std::vector<Type>{self.withShape(inferIndexedShape(op, self, indices))};
+  };
+  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap&,
+                      std::vector<Tensor>& outputs) {
+    const Tensor& self = *inputs[0];
+    IndexedElements("aten.index.Tensor", self, {inputs.begin() + 1, inputs.end()})
+        .forEach(
+            [&](int64_t position, int64_t element) { outputs[0].set(position, self.at(element)); });
+  };
+  return info;
+}
+
+// index_put's operands are self, the index slots, then values (the schema's order): values
+// broadcast to the shape of self[indices] and are written there, or added with accumulate.
+OpInfo indexPutOp() {
+  OpInfo info = dataOp("aten.index_put", {{"self"}, {"indices_then_values", true, true}},
+                       {{"accumulate", false}},
+                       "self with values written (or added, accumulate) at self[indices...]");
+  info.infer = [](const std::vector<const Type*>& operands, const AttrMap&) {
+    constexpr std::string_view op = "aten.index_put";
+    auto tensors = tensorOperands(operands, op);
+    if (tensors.size() < 3 || !tensors.front() || !tensors.back())
+      shapeError(op, "takes self, at least one index slot and values");
+    const TensorType& self = *tensors.front();
+    const TensorType& values = *tensors.back();
+    const std::vector<const TensorType*> indices(tensors.begin() + 1, tensors.end() - 1);
+    const Shape target = inferIndexedShape(op, self, indices);
+    if (broadcastShapes(values.shape, target, op) != target)
+      shapeError(op, "values " + typeStr(values) + " do not broadcast to the indexed shape [" +
+                         shapeStr(target) + "]");
+    if (values.dtype != self.dtype)
+      throw Error("dtype", std::string(op) + ": values " + typeStr(values) + " and self " +
+                               typeStr(self) + " differ in dtype");
+    return std::vector<Type>{self.withShape(self.shape)};
+  };
+  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                      std::vector<Tensor>& outputs) {
+    const Tensor& self = *inputs.front();
+    const Tensor& values = *inputs.back();
+    const bool accumulate = attrs.getBool("accumulate", false);
+    IndexedElements elements("aten.index_put", self, {inputs.begin() + 1, inputs.end() - 1});
+    BroadcastIndexer value(values.shape(), elements.shape());
+    // Repeated indices accumulate in double, rounded once at the end.
+    std::vector<double> result = self.toDoubles();
+    elements.forEach([&](int64_t position, int64_t element) {
+      double& slot = result[static_cast<size_t>(element)];
+      slot = (accumulate ? slot : 0.0) + values.at(value(position));
+    });
+    for (int64_t i = 0; i < outputs[0].numel(); ++i)
+      outputs[0].set(i, result[static_cast<size_t>(i)]);
+  };
+  return info;
+}
+
 OpInfo embeddingOp() {
   OpInfo info =
       dataOp("aten.embedding", {{"weight"}, {"indices"}},
@@ -435,6 +607,92 @@ OpInfo constantPadOp() {
   return info;
 }
 
+// repeat tiles self `repeats[i]` times along dim i; extra leading repeats add leading dims.
+OpInfo repeatOp() {
+  OpInfo info = dataOp("aten.repeat", {{"self"}}, {{"repeats", std::nullopt}},
+                       "self tiled repeats[i] times along each dim (extra repeats lead)");
+  info.infer = [](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+    constexpr std::string_view op = "aten.repeat";
+    const TensorType& self = tensorOperand(operands, 0, op);
+    const IntList& repeats = attrs.getDims("repeats");
+    if (repeats.size() < self.rank())
+      shapeError(op, std::to_string(repeats.size()) + " repeats for " + typeStr(self) +
+                         ": needs at least one per dim");
+    Shape shape(repeats.size() - self.rank(), SymExpr(1));
+    shape.insert(shape.end(), self.shape.begin(), self.shape.end());
+    for (size_t i = 0; i < shape.size(); ++i)
+      shape[i] = shape[i] * repeats[i];
+    return std::vector<Type>{self.withShape(shape)};
+  };
+  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap&,
+                      std::vector<Tensor>& outputs) {
+    const Tensor& self = *inputs[0];
+    Tensor& out = outputs[0];
+    std::vector<int64_t> tile(out.rank() - self.rank(), 1);
+    tile.insert(tile.end(), self.shape().begin(), self.shape().end());
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      auto coords = coordinatesOf(i, out.shape());
+      for (size_t d = 0; d < coords.size(); ++d)
+        coords[d] %= tile[d];
+      out.set(i, self.at(linearOf(coords, tile)));
+    }
+  };
+  return info;
+}
+
+// ---- flip and the triangles --------------------------------------------------------------------
+
+OpInfo flipOp() {
+  OpInfo info = dataOp("aten.flip", {{"self"}}, {{"dims", std::nullopt}},
+                       "self with the order of elements reversed along dims");
+  info.infer = [](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+    constexpr std::string_view op = "aten.flip";
+    const TensorType& self = tensorOperand(operands, 0, op);
+    reducedDims(attrs, "dims", self.rank(), op); // checks the dims
+    return std::vector<Type>{self.withShape(self.shape)};
+  };
+  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                      std::vector<Tensor>& outputs) {
+    const Tensor& self = *inputs[0];
+    std::vector<bool> flipped = attrs.getInts("dims").empty()
+                                    ? std::vector<bool>(self.rank(), false)
+                                    : reducedDims(attrs, "dims", self.rank(), "aten.flip");
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      auto coords = coordinatesOf(i, self.shape());
+      for (size_t d = 0; d < coords.size(); ++d)
+        if (flipped[d]) coords[d] = self.size(d) - 1 - coords[d];
+      outputs[0].set(i, self.at(linearOf(coords, self.shape())));
+    }
+  };
+  return info;
+}
+
+// tril keeps the elements on and below the `diagonal`-th diagonal of the last two dims (column
+// - row <= diagonal), triu those on and above it; the rest become zero.
+OpInfo triangleOp(std::string name, bool lower) {
+  OpInfo info = dataOp(name, {{"self"}}, {{"diagonal", SymExpr(0)}},
+                       std::string(lower ? "zeros above" : "zeros below") +
+                           " the diagonal-th diagonal of the last two dims");
+  info.infer = [name](const std::vector<const Type*>& operands, const AttrMap&) {
+    const TensorType& self = tensorOperand(operands, 0, name);
+    if (self.rank() < 2) shapeError(name, "needs at least 2 dims, got " + typeStr(self));
+    return std::vector<Type>{self.withShape(self.shape)};
+  };
+  info.reference = [lower](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                           std::vector<Tensor>& outputs) {
+    const Tensor& self = *inputs[0];
+    const int64_t diagonal = attrs.getInt("diagonal", 0);
+    const int64_t rows = self.size(self.rank() - 2);
+    const int64_t columns = self.size(self.rank() - 1);
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      const int64_t offset = i % columns - (i / columns) % rows; // column - row
+      const bool kept = lower ? offset <= diagonal : offset >= diagonal;
+      outputs[0].set(i, kept ? self.at(i) : 0.0);
+    }
+  };
+  return info;
+}
+
 // slice_backward and select_backward: zeros of input_sizes with grad_output written through the
 // forward view, so each is exactly the adjoint of its view.
 OpInfo viewBackwardOp(std::string name, std::string forward, std::vector<AttrSpec> viewAttrs) {
@@ -466,10 +724,12 @@ OpInfo viewBackwardOp(std::string name, std::string forward, std::vector<AttrSpe
 } // namespace
 
 void registerDataMovementOps(OpRegistry& registry) {
-  for (OpInfo (*make)() :
-       {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp, gatherOp, scatterAddOp,
-        embeddingOp, embeddingDenseBackwardOp, constantPadOp})
+  for (OpInfo (*make)() : {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp,
+                           gatherOp, scatterAddOp, indexTensorOp, indexPutOp, embeddingOp,
+                           embeddingDenseBackwardOp, constantPadOp, flipOp, repeatOp})
     registry.add(make());
+  registry.add(triangleOp("aten.tril", true));
+  registry.add(triangleOp("aten.triu", false));
   registry.add(viewBackwardOp("aten.slice_backward", "aten.slice.Tensor",
                               {{"dim", {}}, {"start", {}}, {"end", {}}, {"step", {}}}));
   registry.add(

@@ -95,7 +95,8 @@ DTypeRule promotedWithScalars(std::vector<std::string> scalarAttrs, bool floatin
 
 // ---- binary ops: one formula, registered with a tensor `other` and with a scalar attribute
 
-enum class BinaryResult { Promoted, Floating, Bool };
+// Bitwise: promoted like Promoted, but torch rejects floating operands.
+enum class BinaryResult { Promoted, Floating, Bool, Bitwise };
 
 using BinaryFn = double (*)(double a, double b, const AttrMap& attrs);
 
@@ -116,6 +117,9 @@ double pythonFloorDiv(double a, double b) {
 }
 double pythonMod(double a, double b) {
   return a - std::floor(a / b) * b;
+}
+int64_t bits(double x) {
+  return static_cast<int64_t>(x);
 }
 double nanPropagatingMax(double a, double b) {
   return std::isnan(a) || a > b ? a : b;
@@ -140,6 +144,17 @@ std::vector<BinaryOp> binaryOps() {
                     "",
                     fn,
                     "elementwise self " + symbol + " other, as bool"};
+  };
+  auto bitwise = [](std::string op, std::string symbol, BinaryFn fn) {
+    return BinaryOp{"aten.bitwise_" + op + ".Tensor",
+                    "aten.bitwise_" + op + ".Scalar",
+                    "other",
+                    {},
+                    BinaryResult::Bitwise,
+                    "($0 " + symbol + " $1)",
+                    "",
+                    fn,
+                    "elementwise self " + symbol + " other on integers and bool"};
   };
   auto logical = [](std::string op, std::string formula, BinaryFn fn) {
     return BinaryOp{"aten.logical_" + op,
@@ -230,6 +245,12 @@ std::vector<BinaryOp> binaryOps() {
       cmp("le", "<=", [](double a, double b, const AttrMap&) { return double(a <= b); }),
       cmp("gt", ">", [](double a, double b, const AttrMap&) { return double(a > b); }),
       cmp("ge", ">=", [](double a, double b, const AttrMap&) { return double(a >= b); }),
+      bitwise("and", "&",
+              [](double a, double b, const AttrMap&) -> double { return bits(a) & bits(b); }),
+      bitwise("or", "|",
+              [](double a, double b, const AttrMap&) -> double { return bits(a) | bits(b); }),
+      bitwise("xor", "^",
+              [](double a, double b, const AttrMap&) -> double { return bits(a) ^ bits(b); }),
       logical("and", "(($0 != 0) && ($1 != 0))",
               [](double a, double b, const AttrMap&) { return double(a != 0 && b != 0); }),
       logical("or", "(($0 != 0) || ($1 != 0))",
@@ -255,6 +276,16 @@ void addBinary(OpRegistry& registry, const BinaryOp& op) {
       return promotedWithScalars(std::move(scalarAttrs), true);
     case BinaryResult::Promoted:
       return promotedWithScalars(std::move(scalarAttrs));
+    case BinaryResult::Bitwise:
+      return [name = scalarAttrs.empty() ? op.tensorName : op.scalarName,
+              rule = promotedWithScalars(scalarAttrs)](const Operands& operands,
+                                                       const AttrMap& attrs) {
+        DType result = rule(operands, attrs);
+        if (isFloating(result))
+          throw Error("dtype", name + ": needs integer or bool operands, got " +
+                                   std::string(dtypeName(result)));
+        return result;
+      };
     }
     return promoted;
   };

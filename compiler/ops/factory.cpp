@@ -1,6 +1,7 @@
 // Ops that create a tensor from attributes: full/zeros/ones/empty (sized by `size`), their
-// *_like forms and fill.Scalar (shaped like a tensor operand whose values they ignore),
-// arange and scalar_tensor.
+// *_like forms and fill.Scalar (shaped like a tensor operand whose values they ignore), their
+// new_* forms (sized by `size`, dtype and device from a tensor operand), arange and
+// scalar_tensor.
 //
 // empty.memory_format is pure: its content is unspecified, so two of them may be merged or one
 // dropped; graphs reaching Loupe are functional, so nothing writes into it afterwards. Its
@@ -59,6 +60,15 @@ TensorType likeOperand(std::string_view op, const std::vector<const Type*>& oper
   const TensorType& self = tensorOperand(operands, 0, op);
   TensorType t = self.withShape(self.shape);
   t.dtype = attrs.getOptionalDType("dtype").value_or(self.dtype);
+  t.device = deviceOf(attrs, op, self.device);
+  return t;
+}
+
+// new_ones and friends: `size` gives the shape, self the dtype and device unless given.
+TensorType sizedLikeOperand(std::string_view op, const std::vector<const Type*>& operands,
+                            const AttrMap& attrs) {
+  const TensorType& self = tensorOperand(operands, 0, op);
+  TensorType t = sized(op, attrs, self.dtype);
   t.device = deviceOf(attrs, op, self.device);
   return t;
 }
@@ -178,6 +188,30 @@ std::vector<FactoryOp> factoryOps() {
        "ones shaped like self",
        likeOperand,
        one},
+      {"aten.new_full",
+       {{"self"}},
+       with({size, {"fill_value", std::nullopt}}),
+       "fill_value everywhere, of size, with self's dtype and device unless given",
+       sizedLikeOperand,
+       fillValue},
+      {"aten.new_zeros",
+       {{"self"}},
+       with({size}),
+       "zeros of size, with self's dtype and device unless given",
+       sizedLikeOperand,
+       zero},
+      {"aten.new_ones",
+       {{"self"}},
+       with({size}),
+       "ones of size, with self's dtype and device unless given",
+       sizedLikeOperand,
+       one},
+      {"aten.new_empty",
+       {{"self"}},
+       with({size}),
+       "unspecified content of size (the reference writes zeros), self's dtype unless given",
+       sizedLikeOperand,
+       zero},
       {"aten.fill.Scalar",
        {{"self"}},
        {{"value", std::nullopt}},

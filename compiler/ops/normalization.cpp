@@ -116,15 +116,22 @@ std::vector<Type> inferSoftmax(std::string_view op, const std::vector<const Type
   return {self.withShape(self.shape).withDType(halfToFloat ? DType::F32 : self.dtype)};
 }
 
-ReferenceFn softmaxReference(bool log) {
-  return [log](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
-               std::vector<Tensor>& outputs) {
+// `safe`: a line that is -inf throughout (attention to nothing but padding) gives zeros
+// instead of NaN, as _safe_softmax does.
+ReferenceFn softmaxReference(bool log, bool safe = false) {
+  return [log, safe](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                     std::vector<Tensor>& outputs) {
     SoftmaxLines lines(inputs[0]->shape(), attrs.getInt("dim"), "softmax");
     Doubles x = inputs[0]->toDoubles(), y(x.size());
     lines.forEachLine([&](const std::function<int64_t(int64_t)>& index) {
       double max = -std::numeric_limits<double>::infinity();
       for (int64_t k = 0; k < lines.size; ++k)
         max = std::max(max, x[at(index(k))]);
+      if (safe && max == -std::numeric_limits<double>::infinity()) {
+        for (int64_t k = 0; k < lines.size; ++k)
+          y[at(index(k))] = 0;
+        return;
+      }
       double sum = 0;
       for (int64_t k = 0; k < lines.size; ++k)
         sum += std::exp(x[at(index(k))] - max);
@@ -217,6 +224,46 @@ void registerSoftmaxOps(OpRegistry& registry) {
     if (!log) backward.decompose = decomposeSoftmaxBackward;
     registry.add(std::move(backward));
   }
+}
+
+// _safe_softmax: softmax along dim in dtype (if given), with lines that are -inf throughout
+// giving zeros; torch's attention math path emits it for masked scores. Its gradient is
+// _softmax_backward_data, so only the forward is needed.
+void registerSafeSoftmax(OpRegistry& registry) {
+  constexpr std::string_view op = "aten._safe_softmax";
+  OpInfo info =
+      normalizationOp(std::string(op), {{"self"}}, {{"dim", std::nullopt}, {"dtype", NoneAttr{}}},
+                      1, "softmax along dim in dtype; lines of -inf only give zeros");
+  info.infer = [op](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+    const TensorType& self = tensorOperand(operands, 0, op);
+    normalizeDim(attrs.getInt("dim"), self.rank(), op);
+    DType result = attrs.getOptionalDType("dtype").value_or(self.dtype);
+    if (!isFloating(result))
+      throw Error("dtype", std::string(op) + ": needs a floating input or dtype=, got " +
+                               std::string(dtypeName(result)));
+    return std::vector<Type>{self.withShape(self.shape).withDType(result)};
+  };
+  info.reference = softmaxReference(false, true);
+  // where(all(x == -inf, dim), 0, softmax(x, dim)), when no conversion is asked for.
+  info.decompose = [](Node& node, GraphBuilder& b) -> std::vector<Value*> {
+    Value* x = node.operand(0);
+    const TensorType& result = node.result()->tensorType();
+    if (!decomposable(x) || result.dtype != x->tensorType().dtype) return {};
+    const SymExpr dim = node.attrs().getDim("dim");
+    AttrMap softmaxAttrs;
+    softmaxAttrs.set("dim", dim);
+    softmaxAttrs.set("half_to_float", false);
+    Value* softmax = b.op("aten._softmax", {x}, std::move(softmaxAttrs));
+    AttrMap negInf;
+    negInf.set("other", -std::numeric_limits<double>::infinity());
+    AttrMap line;
+    line.set("dim", dim);
+    line.set("keepdim", true);
+    Value* masked =
+        b.op("aten.all.dim", {b.op("aten.eq.Scalar", {x}, std::move(negInf))}, std::move(line));
+    return {b.op("aten.where.self", {masked, b.scalar(0.0, result.dtype, result.device), softmax})};
+  };
+  registry.add(std::move(info));
 }
 
 // ---- layer norm over the trailing normalized_shape dims
@@ -605,6 +652,7 @@ void registerBatchNormOps(OpRegistry& registry) {
 
 void registerNormalizationOps(OpRegistry& registry) {
   registerSoftmaxOps(registry);
+  registerSafeSoftmax(registry);
   registerLayerNormOps(registry);
   registerBatchNormOps(registry);
 }

@@ -1,5 +1,6 @@
 // Reductions over some dims of one tensor: sum, mean, prod, amax/amin, any/all, the arg and
-// value+index variants (argmax, max.dim), and var / var_mean with Bessel's correction.
+// value+index variants (argmax, max.dim), and var / var_mean with Bessel's correction; and the
+// running sum along one dim (cumsum), which keeps the shape but accumulates as sum does.
 //
 // They share one shape rule (dims normalised, absent or empty dim list = every dim, keepdim)
 // and one reference loop that gathers each output element's inputs and folds them in double.
@@ -427,6 +428,42 @@ std::vector<ReductionOp> reductionOps() {
   };
 }
 
+// cumsum: out[..., k, ...] = sum of self[..., 0..k, ...] along dim, accumulated in double and
+// in sum's result dtype (integers and bool in i64 unless dtype= says otherwise).
+OpInfo cumsumOp() {
+  constexpr std::string_view op = "aten.cumsum";
+  OpInfo info;
+  info.name = op;
+  info.kind = OpKind::Other;
+  info.operands = {{"self"}};
+  info.attrs = {{"dim", std::nullopt}, {"dtype", NoneAttr{}}};
+  info.summary = "running sum along dim (integers accumulate in i64)";
+  info.infer = [op](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+    const TensorType& self = tensorOperand(operands, 0, op);
+    normalizeDim(attrs.getInt("dim"), self.rank(), op);
+    return std::vector<Type>{
+        self.withShape(self.shape).withDType(accumulated(op, self.dtype, attrs))};
+  };
+  info.reference = [op](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                        std::vector<Tensor>& outputs) {
+    const Tensor& self = *inputs[0];
+    const size_t d = normalizeDim(attrs.getInt("dim"), self.rank(), op);
+    // Elements k and k+1 of a line along dim are `stride` apart in row-major order.
+    int64_t stride = 1;
+    for (size_t i = d + 1; i < self.rank(); ++i)
+      stride *= self.size(i);
+    const int64_t length = self.rank() == 0 ? 1 : self.size(d);
+    std::vector<double> running(static_cast<size_t>(self.numel()));
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      const bool first = (i / stride) % length == 0;
+      running[static_cast<size_t>(i)] =
+          self.at(i) + (first ? 0.0 : running[static_cast<size_t>(i - stride)]);
+      outputs[0].set(i, running[static_cast<size_t>(i)]);
+    }
+  };
+  return info;
+}
+
 } // namespace
 
 void registerReductionOps(OpRegistry& registry) {
@@ -444,6 +481,7 @@ void registerReductionOps(OpRegistry& registry) {
     info.decompose = op.decompose;
     registry.add(std::move(info));
   }
+  registry.add(cumsumOp());
 }
 
 } // namespace loupe

@@ -113,11 +113,6 @@ class WithAttentionMask(torch.nn.Module):
         return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="transformers builds the padding mask with aten.new_ones, aten.bitwise_and.Tensor and "
-    "aten.index.Tensor, which the fallback runs",
-)
 def test_bert_padding_mask_reaches_the_attention_kernel(trace_path):
     """A padded batch: the mask is an operand of the fused attention, forward and backward."""
     model, (input_ids,) = models.bert()

@@ -369,10 +369,17 @@ def _resolve_overload(node: torch.fx.Node) -> torch._ops.OpOverload:
     return scalar
 
 
+# Where dropout's random masks come from (fx_to_lir's dropout_rng).
+DROPOUT_RNG = ("loupe", "torch")
+
+
 class _Converter:
-    def __init__(self, gm: torch.fx.GraphModule, registered: set[str]):
+    def __init__(self, gm: torch.fx.GraphModule, registered: set[str], dropout_rng: str = "loupe"):
+        if dropout_rng not in DROPOUT_RNG:
+            raise ValueError(f"dropout_rng must be one of {DROPOUT_RNG}, not {dropout_rng!r}")
         self.gm = gm
         self.registered = registered
+        self.dropout_rng = dropout_rng
         self.names: dict[torch.fx.Node, str] = {}  # tensor-valued nodes and getitems
         self.results: dict[torch.fx.Node, list[str]] = {}  # multi-output nodes
         self.lines: list[str] = []
@@ -449,6 +456,9 @@ class _Converter:
         if not isinstance(node.target, torch._ops.OpOverload):
             raise ConversionError(f"node {node.name} calls {node.target}, which is not an aten op")
 
+        drops = node.target is torch.ops.aten.native_dropout.default and self.dropout_rng == "torch"
+        if drops and self._dropout_with_torch_rng(node):
+            return
         target = _resolve_overload(node)
         operands, attrs, template = [], [], {}
         for arg, value in _bind_schema(target, node):
@@ -497,6 +507,71 @@ class _Converter:
         for name, v, order in repacks:
             self._repack(name, v, order, location(node))
 
+    def _dropout_with_torch_rng(self, node: torch.fx.Node) -> bool:
+        """Spells a training native_dropout as torch's CPU kernel computes it:
+        keep = bernoulli(empty_like(input), 1 - p), output = input * keep / (1 - p), mask = keep
+        as bool. Only the draw (aten.bernoulli.p, which Loupe does not register) runs in torch,
+        from the generator eager uses and in the order eager draws, so the masks are eager's;
+        the rest compiles. False leaves the node to the ordinary conversion."""
+        bound = {arg.name: value for arg, value in _bind_schema(node.target, node)}
+        p, train, source = bound["p"], bound.get("train"), bound["input"]
+        if train is False or not 0 < float(p) < 1:
+            return False
+        names = [f"{node.name}_{i}" for i in range(2)]
+        for user in node.users:
+            if user.target is operator.getitem:
+                names[user.args[1]] = user.name
+        self.results[node] = names
+        output, mask = node.meta["val"]
+        orders = [_physical_order(v, f"result of {node.name}") for v in (output, mask)]
+        # Results in another layout than row-major are computed row-major, then repacked.
+        defined = [name + (".rowmajor" if order else "") for name, order in zip(names, orders)]
+        keep, kept = value_ref(names[0] + ".keep"), value_ref(names[0] + ".kept")
+        values, loc = type_text(output.dtype, list(output.shape)), location(node)
+        x = value_ref(self.names[source])
+        self.lines += self._draw_keep(names[0] + ".keep", x, _val(source), 1 - p, orders[1], loc)
+        self.lines += [
+            f"  {kept} = aten.mul.Tensor({x}, {keep}) : {values}{loc}",
+            f"  {value_ref(defined[0])} = aten.mul.Scalar({kept}) {{other={attr_text(1 / (1 - p), node.name)}}}"
+            f" : {values}{loc}",
+            f"  {value_ref(defined[1])} = prims.convert_element_type({keep}) {{dtype=bool}}"
+            f" : {type_text(mask.dtype, list(mask.shape))}{loc}",
+        ]
+        for name, val, order in zip(names, (output, mask), orders):
+            if order:
+                self._repack(name, val, order, loc)
+        return True
+
+    def _draw_keep(self, name: str, x: str, like: torch.Tensor, p: float, order, loc: str) -> list[str]:
+        """Lines defining `name` as torch's bernoulli(p) draw shaped like `x` (whose value is
+        `like`). torch draws dropout's mask in the memory order of its layout (`order`, None for
+        row-major) while bernoulli.p draws in the logical order of its operand, so the draw is
+        made on x's dims permuted into memory order, then permuted back."""
+        draw = value_ref(name + (".physical" if order else ""))
+        shape = list(like.shape) if order is None else [like.shape[d] for d in order]
+        source = x if order is None else value_ref(name + ".source")
+        self.fallbacks[name + (".physical" if order else "")] = FallbackCall(
+            torch.ops.aten.bernoulli.p, (Slot(0), p), {}
+        )
+        lines = []
+        if order:
+            strides = [like.stride()[d] for d in order]
+            lines.append(
+                f"  {source} = aten.permute({x}) {{dims={attr_text(order, name)}}}"
+                f" : {type_text(like.dtype, shape, strides)}{loc}"
+            )
+        drawn_type = type_text(like.dtype, shape)
+        lines.append(f"  {draw} = aten.bernoulli.p({source}) {{p={attr_text(p, name)}}} : {drawn_type}{loc}")
+        if order:
+            inverse = [order.index(d) for d in range(len(order))]
+            packed = _row_major_strides(shape)
+            strides = [packed[inverse[d]] for d in range(len(order))]
+            lines.append(
+                f"  {value_ref(name)} = aten.permute({draw}) {{dims={attr_text(inverse, name)}}}"
+                f" : {type_text(like.dtype, list(like.shape), strides)}{loc}"
+            )
+        return lines
+
     def _repack(self, name: str, val: torch.Tensor, order: list[int], loc: str) -> None:
         """Defines `name` as the row-major `name.rowmajor` laid out in torch's `order`."""
         shape = [val.shape[d] for d in order]
@@ -543,9 +618,16 @@ class _Converter:
         return FallbackCall(target, tuple(args), kwargs)
 
 
-def fx_to_lir(gm: torch.fx.GraphModule, graph_name: str, registered: set[str]) -> LirGraph:
-    """Converts `gm`; raises ConversionError naming the node Loupe cannot represent."""
-    return _Converter(gm, registered).convert(graph_name)
+def fx_to_lir(
+    gm: torch.fx.GraphModule, graph_name: str, registered: set[str], *, dropout_rng: str = "loupe"
+) -> LirGraph:
+    """Converts `gm`; raises ConversionError naming the node Loupe cannot represent.
+
+    dropout_rng: "loupe" compiles aten.native_dropout with Loupe's own generator (nothing left
+    to the fallback, but the masks differ from eager's); "torch" draws each training dropout's
+    mask with torch's generator through one fallback node (aten.bernoulli.p) and compiles the
+    rest, so that training with dropout gives eager's results."""
+    return _Converter(gm, registered, dropout_rng).convert(graph_name)
 
 
 def symbolic_outputs(lir: LirGraph, inputs: list) -> dict[Any, int]:

@@ -1,0 +1,106 @@
+"""Transformer models no one here wrote, through torch.compile(backend="loupe") on the CPU:
+padded batches with attention masks (the mask building runs bitwise_and, new_ones,
+index.Tensor and cumsum) and training with dropout (attention's math path runs _safe_softmax),
+forward and backward against eager, with nothing left to the fallback but, when asked for,
+torch's draws of dropout masks.
+
+The models are tiny configs with random weights (transformer_models.py, shared with
+samples/survey_fallbacks.py, which surveys a dozen of them).
+"""
+
+import copy
+import functools
+
+import pytest
+import torch
+from conftest import query, show_json
+
+pytest.importorskip("transformers")
+import transformer_models  # noqa: E402
+
+loupe_backend = pytest.importorskip("loupe.backend", reason="the loupe package is not installed (pip install .)")
+
+
+def forward_backward(model, inputs: dict, seed: int = 0) -> list[torch.Tensor]:
+    """The output and every parameter gradient for a fixed random cotangent; `seed` seeds the
+    generator dropout draws from."""
+    torch.manual_seed(seed)
+    y = model(**inputs)
+    y.backward(torch.randn(y.shape, generator=torch.Generator().manual_seed(1)))
+    grads = [p.grad for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    return [y.detach()] + grads
+
+
+def assert_matches_eager(model, inputs: dict, trace_path: str, **compile_options) -> None:
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path}, **compile_options)
+    got, want = forward_backward(compiled, inputs), forward_backward(reference, inputs)
+    assert len(got) == len(want)
+    for index, (g, w) in enumerate(zip(got, want)):
+        assert (g is None) == (w is None), f"tensor {index}"
+        if w is not None:
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4, msg=f"tensor {index} (0: output)")
+
+
+def fallback_ops(trace_path: str) -> list[str]:
+    return sorted(ops for (ops,) in query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'"))
+
+
+def compiled_ops(trace_path: str) -> set[str]:
+    return {op for (op,) in query(trace_path, "SELECT DISTINCT op FROM snapshot_nodes")}
+
+
+def assert_compiled_without_fallback(trace_path: str) -> None:
+    statuses = query(trace_path, "SELECT graph_kind, status FROM compiles")
+    assert statuses and all(status == "ok" for _, status in statuses), statuses
+    assert show_json(trace_path)["fallback_nodes"] == 0, fallback_ops(trace_path)
+
+
+MASK_OPS = {"aten.bitwise_and.Tensor", "aten.new_ones", "aten.index.Tensor"}
+
+
+def test_padded_batch_matches_eager_with_nothing_left_to_the_fallback(trace_path):
+    model = transformer_models.build("bert", dropout=False, attention=None).eval()
+    inputs = transformer_models.make_inputs("bert", batch=2, mask=True)
+    assert_matches_eager(model, inputs, trace_path)
+    assert_compiled_without_fallback(trace_path)
+    assert MASK_OPS <= compiled_ops(trace_path)
+
+
+def test_causal_mask_with_dynamic_batch_compiles_once(trace_path):
+    """Without a mask, the causal mask and the position ids are built from the symbolic batch
+    (cumsum, index.Tensor over s0)."""
+    model = transformer_models.build("llama", dropout=False, attention=None).eval()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path}, dynamic=True)
+    for batch in (2, 3):
+        inputs = transformer_models.make_inputs("llama", batch=batch, mask=False)
+        for g, w in zip(forward_backward(compiled, inputs), forward_backward(reference, inputs)):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
+    assert_compiled_without_fallback(trace_path)
+    assert show_json(trace_path)["recompiles"] == 0
+    assert {"aten.cumsum", "aten.index.Tensor"} <= compiled_ops(trace_path)
+
+
+def test_training_with_dropout_compiles_masked_softmax(trace_path):
+    """Dropout's masks come from Loupe's own generator here, so only the trace is checked."""
+    model = transformer_models.build("bert", dropout=True, attention=None).train()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    forward_backward(compiled, transformer_models.make_inputs("bert", 2, mask=True))
+    assert_compiled_without_fallback(trace_path)
+    assert {"aten._safe_softmax", "aten.native_dropout", "aten.native_dropout_backward"} <= compiled_ops(trace_path)
+
+
+def test_dropout_drawn_with_torch_rng_matches_eager(trace_path, monkeypatch):
+    """dropout_rng="torch": each mask is drawn by torch (one aten.bernoulli.p per dropout, the
+    only fallback) from the generator eager uses, so training with dropout matches eager.
+    Whisper's first dropout acts on a permuted layout, whose mask torch draws in memory order;
+    its position embedding lookup (repeat, index.Tensor) gives index_put in the backward."""
+    monkeypatch.setattr(loupe_backend, "fx_to_lir", functools.partial(loupe_backend.fx_to_lir, dropout_rng="torch"))
+    model = transformer_models.build("whisper", dropout=True, attention=None).train()
+    assert_matches_eager(model, transformer_models.make_inputs("whisper", 2, mask=False), trace_path)
+    assert set(fallback_ops(trace_path)) == {"aten.bernoulli.p via fallback:aten.bernoulli.p"}
+    assert {"aten._safe_softmax", "aten.native_dropout_backward", "aten.repeat", "aten.index_put"} <= compiled_ops(
+        trace_path
+    )
