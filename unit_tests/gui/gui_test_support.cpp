@@ -1,20 +1,8 @@
 #include "gui_test_support.h"
 
 #include <fstream>
-#include <random>
 
 namespace loupe::view::testing {
-
-ScratchDir::ScratchDir() {
-  std::random_device random;
-  path_ = std::filesystem::temp_directory_path() / ("loupe-gui-test-" + std::to_string(random()));
-  std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
 
 const char* const kSmallGraph = R"(graph @f(%x: f32[s0,64], %w: f32[64,64]) -> (f32[s0,64]) {
   %t = aten.t(%w) : f32[64,64]  loc("m.py":3 "fc1")

@@ -10,22 +10,11 @@
 
 #include "gui/viewmodel/graph_model.h"
 #include "inspector/trace/trace_records.h"
+#include "unit_tests/support/scratch_dir.h"
 
 namespace loupe::view::testing {
 
-// A fresh directory, removed with everything in it at the end of the test.
-class ScratchDir {
-public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(std::string_view name) const { return (path_ / name).string(); }
-
-private:
-  std::filesystem::path path_;
-};
+using loupe::testing::ScratchDir;
 
 // fc1 (t, mm) → act (relu) → scale (mul by 2) → residual add, with module paths and lines.
 extern const char* const kSmallGraph;

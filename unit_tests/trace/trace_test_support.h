@@ -3,6 +3,7 @@
 // Scratch directories, sample records and raw file surgery shared by the trace tests.
 
 #include "inspector/trace/trace_records.h"
+#include "unit_tests/support/scratch_dir.h"
 
 #include <filesystem>
 #include <functional>
@@ -10,20 +11,6 @@
 #include <string_view>
 
 namespace loupe::testing {
-
-// A fresh directory, removed with everything in it at the end of the test.
-class ScratchDir {
-public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(std::string_view name) const { return (path_ / name).string(); }
-
-private:
-  std::filesystem::path path_;
-};
 
 RunInfo sampleRun(std::string_view host);
 CompileInfo sampleCompile(std::string_view compile_key);
