@@ -51,6 +51,10 @@ class TimedRun:
     def stats(self):
         return self.compiled.stats()
 
+    @property
+    def output_inputs(self):
+        return self.compiled.output_inputs
+
 
 class ProfiledLoupeGraph(loupe_backend.LoupeGraph):
     def __init__(self, gm, lir, compiled):

@@ -267,7 +267,9 @@ public:
     }
   }
 
-  nb::list run(const std::vector<AnyArray>& arrays, int threads) {
+  // `inputsAsNone`: an output that is a graph input comes back as None, for a caller that
+  // holds that input already (output_inputs says which); otherwise as a copy.
+  nb::list run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone) {
     setCpuLibraryThreads(threads);
     std::vector<Tensor> inputs;
     inputs.reserve(arrays.size());
@@ -286,10 +288,17 @@ public:
       for (const auto& [name, s] : executable_->stats().kernels)
         trace_->writer().recordKernelMaxError(compileId_, name, s.maxAbsError);
     nb::list result;
-    for (const Tensor& t : outputs)
-      result.append(toTorch(t));
+    const std::vector<int>& outputInputs = executable_->outputInputs();
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      if (outputInputs[o] < 0)
+        result.append(toTorch(outputs[o]));
+      else // the caller's memory, borrowed: never handed out as is
+        result.append(inputsAsNone ? nb::none() : toTorch(outputs[o].clone()));
+    }
     return result;
   }
+
+  const std::vector<int>& outputInputs() const { return executable_->outputInputs(); }
 
   // {kernel name: (implementation, calls, total ms, max abs error)}
   nb::dict stats() const {
@@ -321,6 +330,7 @@ private:
     ExecutableOptions options;
     options.check = check_ = check;
     options.fallback = toFallbackFn(std::move(fallback));
+    options.inputOutputsAsIs = true; // run copies them only when the caller wants tensors
     executable_ = std::make_unique<Executable>(*graph_, plan, std::move(options));
   }
 
@@ -491,7 +501,13 @@ NB_MODULE(_C, m) {
            "trace: 'ok', or failure_status with the error and the failed pass (then raises "
            "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N.")
       .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::arg("threads") = 0,
+           nb::arg("inputs_as_none") = false,
            "Runs on CPU tensors (or their DLPack capsules) in graph-input order, with at most "
-           "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors.")
+           "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors, "
+           "which share memory with no input and no other output. With inputs_as_none, an "
+           "output that is a graph input comes back as None instead of a copy (see "
+           "output_inputs).")
+      .def_prop_ro("output_inputs", &CompiledGraph::outputInputs,
+                   "Per output: the position of the graph input it is, or -1.")
       .def("stats", &CompiledGraph::stats);
 }

@@ -126,8 +126,8 @@ struct Executable::Step {
 struct Executable::Buffer {
   int slot;
   int step;
-  int lastUse; // step; steps_.size() for buffers a returned view keeps alive
-  bool output;
+  int lastUse;        // the last step that reads it, through views too
+  bool ownAllocation; // an output, or a value output views look into
   const TensorType* type;
   std::vector<int64_t> shape; // under the laid-out binding
 };
@@ -212,10 +212,11 @@ void Executable::planSlots() {
       lastUse.emplace(root[result], static_cast<int>(s));
     }
   }
-  // Views returned as outputs are copied at the very end, so their buffers must last until then.
+  // Each computed value an output shows (itself, or through views) gets its own allocation, so
+  // the output can be handed out without a copy.
+  std::set<const Value*> ownAllocation;
   for (const Value* output : graph_->outputs())
-    if (root.count(output)) lastUse[root[output]] = static_cast<int>(steps_.size());
-  std::set<const Value*> outputs(graph_->outputs().begin(), graph_->outputs().end());
+    if (root.count(output) && root[output]->definingNode()) ownAllocation.insert(root[output]);
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (steps_[s].kind == StepKind::View) continue;
     for (const Value* result : steps_[s].node->results()) {
@@ -225,18 +226,22 @@ void Executable::planSlots() {
       buffers_.push_back({slot,
                           static_cast<int>(s),
                           lastUse[result],
-                          outputs.count(result) > 0,
+                          ownAllocation.count(result) > 0,
                           &result->tensorType(),
                           {}});
     }
   }
   slots_.resize(slotOf.size());
-  std::set<const Value*> returned;
+  // Each allocation is handed out once: a second output on it (the same value again, or another
+  // view of it) is a copy, so that no two outputs share memory (an in-place update of one, a
+  // gradient accumulated into it, must not show in the other).
+  std::set<const Value*> handedOut;
   for (const Value* output : graph_->outputs()) {
     outputSlots_.push_back(output->type().isIndex() ? -1 : slotOf.at(output));
-    // Only outputs computed straight into their own allocation may be handed out as they are.
-    outputOwned_.push_back(output->definingNode() && root.count(output) && root[output] == output &&
-                           returned.insert(output).second);
+    bool isInput = output->type().isTensor() && !output->definingNode();
+    outputInputs_.push_back(isInput ? slotOf.at(output) : -1);
+    outputOwned_.push_back(root.count(output) && root[output]->definingNode() &&
+                           handedOut.insert(root[output]).second);
   }
 }
 
@@ -245,7 +250,7 @@ void Executable::layOut(const SymbolBindings& bindings) {
   std::vector<BufferInterval> intervals;
   for (Buffer& buffer : buffers_) {
     buffer.shape = evaluateShape(buffer.type->shape, bindings);
-    if (buffer.output) continue;
+    if (buffer.ownAllocation) continue;
     int64_t bytes = static_cast<int64_t>(dtypeSize(buffer.type->dtype));
     for (int64_t size : buffer.shape)
       bytes *= size;
@@ -257,7 +262,7 @@ void Executable::layOut(const SymbolBindings& bindings) {
   bufferTensors_.assign(buffers_.size(), Tensor());
   auto offset = layout.offsets.begin();
   for (size_t b = 0; b < buffers_.size(); ++b)
-    if (!buffers_[b].output)
+    if (!buffers_[b].ownAllocation)
       bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + *offset++, buffers_[b].type->dtype,
                                          buffers_[b].shape);
   for (Step& step : steps_) {
@@ -427,7 +432,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i)
     slots_[i] = inputs[i];
   for (size_t b = 0; b < buffers_.size(); ++b)
-    slots_[buffers_[b].slot] = buffers_[b].output
+    slots_[buffers_[b].slot] = buffers_[b].ownAllocation
                                    ? Tensor::empty(buffers_[b].type->dtype, buffers_[b].shape)
                                    : bufferTensors_[b];
 
@@ -455,7 +460,8 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
       continue;
     }
     const Tensor& value = slots_[outputSlots_[o]];
-    results.push_back(outputOwned_[o] ? value : value.clone());
+    bool asIs = outputOwned_[o] || (outputInputs_[o] >= 0 && options_.inputOutputsAsIs);
+    results.push_back(asIs ? value : value.clone());
   }
   // Drop this run's tensors so that inputs and returned outputs are not kept alive.
   std::fill(slots_.begin(), slots_.end(), Tensor());

@@ -8,9 +8,11 @@
 //
 // Memory: intermediates live in one arena per executable, laid out with layoutArena for the
 // concrete sizes of a symbol binding; the layout is kept until a run binds the symbols
-// differently, and the arena is reused across runs while it is large enough. Graph outputs are
-// allocated on their own, and an output that aliases an input or the arena (a view, or an input
-// returned as is) is copied, so returned tensors never alias anything else.
+// differently, and the arena is reused across runs while it is large enough. Graph outputs, and
+// the computed values that output views look into, are allocated on their own, so a view output
+// is returned as a view of that allocation, not a copy. Outputs never alias the arena or each
+// other (a second output on one allocation is a copy), nor an input: an output that is one, or
+// a view of one, is copied, unless the embedder asks for inputs returned as they are.
 #pragma once
 
 #include <functional>
@@ -58,6 +60,9 @@ struct ExecutableOptions {
   // Sees (and may change) each step's outputs right after it runs, before check mode compares
   // them: how tests plant a wrong kernel.
   std::function<void(const std::string& kernel, std::vector<Tensor>& outputs)> afterStep;
+  // An output that is a graph input comes back as the caller's tensor itself, not a copy: for
+  // an embedder that hands its own handle on that input back (see outputInputs).
+  bool inputOutputsAsIs = false;
 };
 
 class Executable {
@@ -76,6 +81,8 @@ public:
   const ExecutionStats& stats() const { return stats_; }
   void resetStats();
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
+  // Per graph output: the position of the graph input it is, or -1 for a computed output.
+  const std::vector<int>& outputInputs() const { return outputInputs_; }
 
 private:
   struct Step;
@@ -95,6 +102,7 @@ private:
   std::vector<Buffer> buffers_;  // the tensors steps compute into, in step order
   std::vector<int> outputSlots_; // -1 for an index output
   std::vector<bool> outputOwned_;
+  std::vector<int> outputInputs_;
   // The layout of the last binding: an arena view per arena buffer, a shape per output buffer.
   std::optional<SymbolBindings> laidOutFor_;
   std::vector<Tensor> bufferTensors_;

@@ -1,5 +1,5 @@
 // The executable end to end on small hand-built graphs: library, generated, view, reference and
-// fallback steps; symbol binding; outputs that alias inputs; check mode.
+// fallback steps; symbol binding; outputs that alias inputs, views or each other; check mode.
 #include "compiler/ir/parser.h"
 #include <gtest/gtest.h>
 
@@ -192,6 +192,53 @@ TEST(Executable, OutputsThatAreInputsOrViewsOfThemAreCopies) {
       EXPECT_EQ(out[1].at(c * 2 + r), v);
       EXPECT_EQ(out[2].at(r * 3 + c), std::max(v, 0.0));
     }
+}
+
+// aot_autograd's forwards return activations and views of them for the backward: a view comes
+// back as a view (no copy) of memory the next run does not overwrite, and no two outputs share
+// memory.
+TEST(Executable, ViewsOfComputedValuesAreReturnedWithoutACopyAndOutliveTheNextRun) {
+  Graph graph("saved_views");
+  Value* x = graph.addInput(tensorType(DType::F32, {2, 3}), "x");
+  GraphBuilder builder(graph, nullptr);
+  Value* relu = builder.op("aten.relu", {x});
+  Value* transposed = builder.op("aten.permute", {relu}, intListAttr("dims", {1, 0}));
+  Value* negated = builder.op("aten.neg", {x}); // an intermediate only its view shows
+  Value* negatedT = builder.op("aten.permute", {negated}, intListAttr("dims", {1, 0}));
+  graph.setOutputs({transposed, negatedT, relu});
+  Executable executable(graph, Plan{}, testOptions());
+
+  Tensor first = randomTensor(DType::F32, {2, 3}, 11);
+  std::vector<Tensor> out = executable.run({first});
+  EXPECT_EQ(out[0].strides(), (std::vector<int64_t>{1, 3})); // a copy would be packed
+  EXPECT_EQ(out[1].strides(), (std::vector<int64_t>{1, 3}));
+  EXPECT_NE(out[2].data(), out[0].data()); // relu's memory went to its view: relu is a copy
+  executable.run({randomTensor(DType::F32, {2, 3}, 12)});
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 3; ++c) {
+      double v = first.at(r * 3 + c);
+      EXPECT_EQ(out[0].at(c * 2 + r), std::max(v, 0.0));
+      EXPECT_EQ(out[1].at(c * 2 + r), -v);
+      EXPECT_EQ(out[2].at(r * 3 + c), std::max(v, 0.0));
+    }
+}
+
+TEST(Executable, InputsReturnedAsTheyAreWhenTheEmbedderAsks) {
+  Graph graph("saved_inputs");
+  Value* x = graph.addInput(tensorType(DType::F32, {4}), "x");
+  Value* w = graph.addInput(tensorType(DType::F32, {4}), "w");
+  graph.setOutputs({GraphBuilder(graph, nullptr).op("aten.mul.Tensor", {x, w}), w, x});
+  ExecutableOptions options = testOptions();
+  options.inputOutputsAsIs = true;
+  Executable executable(graph, Plan{}, options);
+  EXPECT_EQ(executable.outputInputs(), (std::vector<int>{-1, 1, 0}));
+
+  Tensor xs = randomTensor(DType::F32, {4}, 13), ws = randomTensor(DType::F32, {4}, 14);
+  std::vector<Tensor> out = executable.run({xs, ws});
+  EXPECT_EQ(out[1].data(), ws.data());
+  EXPECT_EQ(out[2].data(), xs.data());
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(out[0].at(i), static_cast<float>(xs.at(i) * ws.at(i)));
 }
 
 TEST(Executable, UnregisteredOpsGoThroughTheFallback) {

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
-from functorch.compile import make_boxed_func
+from functorch.compile import make_boxed_func, min_cut_rematerialization_partition
 from torch._dynamo.backends.common import aot_autograd
 
 from . import _C
@@ -260,6 +260,13 @@ class LoupeGraph:
         self.sources = [(kind == "arg", source) for kind, source in lir.inputs]
         returned = [out for out in lir.outputs if out is None or isinstance(out, int)]
         self.outputs_are_results = lir.outputs == list(range(len(returned)))
+        # Graph inputs returned as they are (a forward's saved parameters and activations): the
+        # call hands back the caller's own tensor, as eager and Inductor do, not a copy.
+        self.returned_inputs = [
+            (output, position)
+            for output, position in enumerate(compiled.output_inputs)
+            if position >= 0
+        ]
 
     def __call__(self, *args) -> list:
         values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
@@ -269,7 +276,10 @@ class LoupeGraph:
                 for value in values
             ],
             torch.get_num_threads(),  # BLAS follows torch.set_num_threads
+            True,  # returned inputs come back as None: they are filled in from `values`
         )
+        for output, position in self.returned_inputs:
+            results[output] = values[position]
         if self.outputs_are_results:
             return results
         bindings = None
@@ -400,6 +410,9 @@ def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, 
         fw_compiler=compiler("forward"),
         bw_compiler=compiler("backward"),
         inference_compiler=compiler("inference"),
+        # Inductor's partitioner: the backward recomputes cheap ops (views above all) rather
+        # than have the forward save their results, so fewer tensors cross between the two.
+        partition_fn=min_cut_rematerialization_partition,
     )
     try:
         return backend(gm, example_inputs)
