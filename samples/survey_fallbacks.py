@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import functools
 import json
 import os
 import sqlite3
@@ -112,10 +111,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
     parser.add_argument("--dropout-rng", choices=("loupe", "torch"), default="loupe", help="who draws dropout masks")
     args = parser.parse_args()
-    if args.dropout_rng != "loupe":
-        import loupe.backend  # the backend converts through this name; it has no option for the RNG
-
-        loupe.backend.fx_to_lir = functools.partial(loupe.backend.fx_to_lir, dropout_rng=args.dropout_rng)
+    os.environ["LOUPE_DROPOUT_RNG"] = args.dropout_rng  # the backend's dropout_rng option
 
     totals: dict[str, int] = {}
     for name in args.models.split(","):

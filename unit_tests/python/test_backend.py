@@ -226,3 +226,17 @@ def test_sizes_torch_writes_under_its_guards_compile(trace_path):
         (got[0].sum() + got[1].sum()).backward()
     statuses = query(trace_path, "SELECT graph_kind, status, error_message FROM compiles")
     assert statuses and all(status == "ok" for _, status, _ in statuses), statuses
+
+
+def test_options_and_environment_configure_the_backend(monkeypatch):
+    from loupe.backend import Config
+
+    monkeypatch.setenv("LOUPE_DROPOUT_RNG", "torch")
+    monkeypatch.setenv("LOUPE_CHECK", "1")
+    config = Config.resolve({"strict": True})
+    assert (config.dropout_rng, config.check, config.strict) == ("torch", True, True)
+    assert Config.resolve({"dropout_rng": "loupe"}).dropout_rng == "loupe"  # options win
+    with pytest.raises(ValueError, match="dropout_rng must be one of"):
+        Config.resolve({"dropout_rng": "numpy"})
+    with pytest.raises(ValueError, match="unknown loupe option"):
+        Config.resolve({"tracee": "x.db"})

@@ -9,7 +9,6 @@ samples/survey_fallbacks.py, which surveys a dozen of them).
 """
 
 import copy
-import functools
 
 import pytest
 import torch
@@ -18,7 +17,7 @@ from conftest import query, show_json
 pytest.importorskip("transformers")
 import transformer_models  # noqa: E402
 
-loupe_backend = pytest.importorskip("loupe.backend", reason="the loupe package is not installed (pip install .)")
+pytest.importorskip("loupe.backend", reason="the loupe package is not installed (pip install .)")
 
 
 def forward_backward(model, inputs: dict, seed: int = 0) -> list[torch.Tensor]:
@@ -32,9 +31,10 @@ def forward_backward(model, inputs: dict, seed: int = 0) -> list[torch.Tensor]:
     return [y.detach()] + grads
 
 
-def assert_matches_eager(model, inputs: dict, trace_path: str, **compile_options) -> None:
+def assert_matches_eager(model, inputs: dict, trace_path: str, options=None, **compile_options) -> None:
     reference = copy.deepcopy(model)
-    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path}, **compile_options)
+    options = {"trace": trace_path, **(options or {})}
+    compiled = torch.compile(model, backend="loupe", options=options, **compile_options)
     got, want = forward_backward(compiled, inputs), forward_backward(reference, inputs)
     assert len(got) == len(want)
     for index, (g, w) in enumerate(zip(got, want)):
@@ -92,14 +92,14 @@ def test_training_with_dropout_compiles_masked_softmax(trace_path):
     assert {"aten._safe_softmax", "aten.native_dropout", "aten.native_dropout_backward"} <= compiled_ops(trace_path)
 
 
-def test_dropout_drawn_with_torch_rng_matches_eager(trace_path, monkeypatch):
+def test_dropout_drawn_with_torch_rng_matches_eager(trace_path):
     """dropout_rng="torch": each mask is drawn by torch (one aten.bernoulli.p per dropout, the
     only fallback) from the generator eager uses, so training with dropout matches eager.
     Whisper's first dropout acts on a permuted layout, whose mask torch draws in memory order;
     its position embedding lookup (repeat, index.Tensor) gives index_put in the backward."""
-    monkeypatch.setattr(loupe_backend, "fx_to_lir", functools.partial(loupe_backend.fx_to_lir, dropout_rng="torch"))
     model = transformer_models.build("whisper", dropout=True, attention=None).train()
-    assert_matches_eager(model, transformer_models.make_inputs("whisper", 2, mask=False), trace_path)
+    inputs = transformer_models.make_inputs("whisper", 2, mask=False)
+    assert_matches_eager(model, inputs, trace_path, options={"dropout_rng": "torch"})
     assert set(fallback_ops(trace_path)) == {"aten.bernoulli.p via fallback:aten.bernoulli.p"}
     assert {"aten._safe_softmax", "aten.native_dropout_backward", "aten.repeat", "aten.index_put"} <= compiled_ops(
         trace_path

@@ -26,7 +26,7 @@ from torch._dynamo.backends.common import aot_autograd
 
 from . import _C
 from .dynamo_trace import recorder
-from .fx_to_lir import LirGraph, fx_to_lir, run_fallback, symbolic_outputs, user_frame
+from .fx_to_lir import DROPOUT_RNG, LirGraph, fx_to_lir, run_fallback, symbolic_outputs, user_frame
 
 _TRUE = {"1", "true", "yes", "on"}
 # Dynamo steers its own analysis with these (e.g. a restart after tensorifying a float);
@@ -51,12 +51,16 @@ class Config:
     # Testing aid: "N" miscompiles the first graph after decision N, "KIND:N" the first graph of
     # that kind (forward, backward, inference).
     inject_fault: str | None = None
+    # Where training dropout's masks come from: "loupe" (Loupe's own generator: everything
+    # compiled, values differ from eager) or "torch" (torch draws them, one fallback node per
+    # dropout, results match eager). docs/python-adapter.md.
+    dropout_rng: str = "loupe"
 
     @staticmethod
     def resolve(options: dict[str, Any] | None) -> "Config":
         """`options` from torch.compile first, then LOUPE_* environment variables."""
         options = dict(options or {})
-        known = {"trace", "check", "strict", "pipeline", "disable_passes", "bisect", "inject_fault"}
+        known = {"trace", "check", "strict", "pipeline", "disable_passes", "bisect", "inject_fault", "dropout_rng"}
         unknown = set(options) - known
         if unknown:
             raise ValueError(f"unknown loupe option(s) {sorted(unknown)}")
@@ -69,7 +73,10 @@ class Config:
             disable_passes=list(options.get("disable_passes", [])),
             bisect=options.get("bisect", env.get("LOUPE_BISECT", "").lower() in _TRUE),
             inject_fault=options.get("inject_fault", env.get("LOUPE_INJECT_FAULT")),
+            dropout_rng=options.get("dropout_rng", env.get("LOUPE_DROPOUT_RNG", "loupe")),
         )
+        if config.dropout_rng not in DROPOUT_RNG:
+            raise ValueError(f"loupe option dropout_rng must be one of {DROPOUT_RNG}, not {config.dropout_rng!r}")
         if config.inject_fault is not None:
             parse_fault(str(config.inject_fault))  # a malformed value is an error now
         return config
@@ -364,7 +371,7 @@ def compile_graph(
     try:
         pipeline = _C.resolve_pipeline(config.pipeline, config.disable_passes)
         name = f"{graph_kind}_{next(_graph_ids)}"
-        lir = fx_to_lir(gm, name, set(_C.registered_ops()))
+        lir = fx_to_lir(gm, name, set(_C.registered_ops()), dropout_rng=config.dropout_rng)
         recorded = True  # from here on the binding records the outcome itself
         fault = fault_for(config, graph_kind)
         compiled = _C.CompiledGraph(
