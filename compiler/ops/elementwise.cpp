@@ -199,7 +199,7 @@ std::vector<BinaryOp> binaryOps() {
        "exponent",
        {},
        BinaryResult::Promoted,
-       "$T(std::pow($0, $1))",
+       "$T(loupe_pow($0, $1))",
        "",
        [](double a, double b, const AttrMap&) { return std::pow(a, b); },
        "self raised to the power exponent"},

@@ -47,6 +47,27 @@ TEST(PointwiseKernel, ChainOfUnaryAndBinaryOps) {
       g.graph, {randomTensor(DType::F32, {4, 5}, 1), randomTensor(DType::F32, {4, 5}, 2)});
 }
 
+// pow with a constant exponent takes the multiply / sqrt / reciprocal forms torch's CPU kernel
+// uses for 2, 3, 0.5, -1 and -2, and std::pow otherwise; every form matches the reference, and a
+// tensor exponent still goes through the general path.
+TEST(PointwiseKernel, PowTakesTheSpecialFormsOfConstantExponents) {
+  for (double exponent : {2.0, 3.0, 0.5, -1.0, -2.0, 2.5, 0.0}) {
+    SCOPED_TRACE("exponent " + std::to_string(exponent));
+    FusedGraph g;
+    Value* x = g.input(tensorType(DType::F32, {5, 9}), "x");
+    Value* positive = g.op("aten.add.Scalar", {g.op("aten.abs", {x})}, scalarAttr("other", 0.25));
+    g.finish({g.op("aten.pow.Tensor_Scalar", {positive}, scalarAttr("exponent", exponent))});
+    expectGeneratedMatchesReference(g.graph, {randomTensor(DType::F32, {5, 9}, 21)});
+  }
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F32, {5, 9}), "x");
+  Value* e = g.input(tensorType(DType::F32, {5, 9}), "e");
+  Value* positive = g.op("aten.add.Scalar", {g.op("aten.abs", {x})}, scalarAttr("other", 0.25));
+  g.finish({g.op("aten.pow.Tensor_Tensor", {positive, e})});
+  expectGeneratedMatchesReference(
+      g.graph, {randomTensor(DType::F32, {5, 9}, 22), randomTensor(DType::F32, {5, 9}, 23)});
+}
+
 TEST(PointwiseKernel, DiamondWithTwoOutputs) {
   FusedGraph g;
   Value* x = g.input(tensorType(DType::F32, {6, 7}), "x");

@@ -328,6 +328,7 @@ constexpr const char* kPrelude = R"(#ifndef LOUPE_KERNEL_PRELUDE
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 struct LoupeKernelArgs {
   int64_t rank;
@@ -336,6 +337,23 @@ struct LoupeKernelArgs {
   const int64_t* const* strides;
   const int64_t* scalars;
 };
+
+// Floating pow as torch's CPU kernel computes it for the exponents it special-cases: with a
+// constant exponent (pow.Tensor_Scalar) the branches fold away, so a cube is two multiplies,
+// which vectorize, instead of a libm call per element.
+template <typename T, typename E>
+static inline auto loupe_pow(T x, E e) {
+  if constexpr (std::is_floating_point_v<T> && std::is_floating_point_v<E>) {
+    if (e == E(2)) return x * x;
+    if (e == E(3)) return x * x * x;
+    if (e == E(0.5)) return std::sqrt(x);
+    if (e == E(-1)) return T(1) / x;
+    if (e == E(-2)) return T(1) / (x * x);
+    return std::pow(x, static_cast<T>(e));
+  } else {
+    return std::pow(x, e);
+  }
+}
 
 static inline float loupe_h2f(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
