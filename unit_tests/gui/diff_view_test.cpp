@@ -23,8 +23,10 @@ std::string writeTwoCompiles(const testing::ScratchDir& dir) {
        {std::pair{"0/0", std::string(testing::kSmallGraph)}, std::pair{"0/1", withoutRelu}}) {
     const int64_t compile = writer.beginCompile(
         run, {.compile_key = key, .frame_name = "f", .frame_file = "m.py", .frame_line = 1});
-    writer.recordPass(
-        compile, {.info = {.name = "cse", .ordinal = 0}, .snapshot = testing::snapshotOf(lir)});
+    PassRecord pass;
+    pass.info.name = "cse";
+    pass.snapshot = testing::snapshotOf(lir);
+    writer.recordPass(compile, pass);
     writer.finishCompile(compile, {.wall_ms = 1});
   }
   return path;

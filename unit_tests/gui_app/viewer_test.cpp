@@ -32,9 +32,13 @@ std::string writeTrace(const std::filesystem::path& path) {
   const int64_t run = writer.beginRun({.command = "viewer_test"});
   const int64_t compile = writer.beginCompile(run, {.compile_key = "0/0", .frame_name = "mlp"});
   int ordinal = 0;
-  for (const char* name : {"shape-propagation", "cse", "dce"})
-    writer.recordPass(compile, {.info = {.name = name, .ordinal = ordinal++},
-                                .snapshot = SnapshotRecord{.lir = lir}});
+  for (const char* name : {"shape-propagation", "cse", "dce"}) {
+    PassRecord pass; // field by field: g++ 12 -O2 warns wrongly on the designated initializer
+    pass.info.name = name;
+    pass.info.ordinal = ordinal++;
+    pass.snapshot = SnapshotRecord{.lir = lir};
+    writer.recordPass(compile, pass);
+  }
   writer.finishCompile(compile, {.wall_ms = 1});
   return path.string();
 }
