@@ -95,12 +95,14 @@ def test_training_with_dropout_compiles_masked_softmax(trace_path):
 def test_dropout_drawn_with_torch_rng_matches_eager(trace_path):
     """dropout_rng="torch": each mask is drawn by torch (one aten.bernoulli.p per dropout, the
     only fallback) from the generator eager uses, so training with dropout matches eager.
-    Whisper's first dropout acts on a permuted layout, whose mask torch draws in memory order;
-    its position embedding lookup (repeat, index.Tensor) gives index_put in the backward."""
+    Whisper's first dropout acts on a permuted layout, whose mask torch draws in memory order.
+    Recent transformers look up its position embedding with index.Tensor (index_put in the
+    backward); older ones use embedding, so that pair is checked only where it occurs."""
     model = transformer_models.build("whisper", dropout=True, attention=None).train()
     inputs = transformer_models.make_inputs("whisper", 2, mask=False)
     assert_matches_eager(model, inputs, trace_path, options={"dropout_rng": "torch"})
     assert set(fallback_ops(trace_path)) == {"aten.bernoulli.p via fallback:aten.bernoulli.p"}
-    assert {"aten._safe_softmax", "aten.native_dropout_backward", "aten.repeat", "aten.index_put"} <= compiled_ops(
-        trace_path
-    )
+    ops = compiled_ops(trace_path)
+    assert {"aten._safe_softmax", "aten.native_dropout_backward"} <= ops
+    if "aten.index.Tensor" in ops:
+        assert "aten.index_put" in ops
