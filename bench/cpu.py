@@ -5,7 +5,8 @@
 For each model and mode (inference under no_grad; a training step: forward, a scalar loss and
 backward into the parameters' grads) it prints:
 
-- steady-state median latency over --runs calls after --warmup calls, per backend;
+- steady-state median latency over --runs calls after --warmup calls, per backend, measured in
+  interleaved rounds (eager, inductor, loupe, eager, ...) so load bursts hit all three alike;
 - first-call time (the wall time of the first call, compile included). Both compilers start
   with a cold on-disk cache, the same way: each has a fresh temporary cache folder for the
   whole process (TORCHINDUCTOR_CACHE_DIR, LOUPE_CACHE_DIR), so a kernel one row compiled may
@@ -117,14 +118,18 @@ def timed(fn: Callable[[], list]) -> tuple[float, list]:
     return time.perf_counter() - start, result
 
 
-def median_latency(fn: Callable[[], list], warmup: int, runs: int) -> float:
+def median_latencies(fns: list[Callable[[], list]], warmup: int, runs: int) -> list[float]:
+    """Median seconds per call of each function, measured in interleaved rounds (one call of
+    each per round), so a burst of load on a shared machine slows every backend alike instead
+    of whichever happened to be measured during it."""
     for _ in range(warmup):
-        fn()
-    samples = []
+        for fn in fns:
+            fn()
+    samples: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
-        seconds, _ = timed(fn)
-        samples.append(seconds)
-    return statistics.median(samples)
+        for fn, mine in zip(fns, samples):
+            mine.append(timed(fn)[0])
+    return [statistics.median(mine) for mine in samples]
 
 
 @dataclass
@@ -214,13 +219,11 @@ def bench(name: str, mode: str, args) -> Row:
     progress(f"{name}/{mode}: eager")
     eager = step_fn(copies["eager"], inputs, mode)
     reference = eager()
-    row.eager_ms = median_latency(eager, args.warmup, args.runs) * 1e3
 
     progress(f"{name}/{mode}: inductor (first call compiles)")
     inductor = step_fn(fresh_compile(copies["inductor"], "inductor"), inputs, mode)
     row.inductor_first_s, result = timed(inductor)
     row.inductor_diff = max_diff(result, reference)
-    row.inductor_ms = median_latency(inductor, args.warmup, args.runs) * 1e3
 
     progress(f"{name}/{mode}: loupe, cold kernel cache")
     trace_path = str(SCRATCH / f"{name}-{mode}.db")
@@ -233,10 +236,14 @@ def bench(name: str, mode: str, args) -> Row:
     row.loupe_diff = max_diff(result, reference)
     graphs = list(captured)
     row.graphs = len(graphs)
+    progress(f"{name}/{mode}: latency, eager, inductor and loupe interleaved")
     for _ in range(args.warmup):
-        loupe()
-    before = [graph.compiled.stats() for graph in graphs]
-    row.loupe_ms = median_latency(loupe, 0, args.runs) * 1e3
+        for fn in (eager, inductor, loupe):
+            fn()
+    before = [graph.compiled.stats() for graph in graphs]  # after warmup: timed calls only
+    row.eager_ms, row.inductor_ms, row.loupe_ms = (
+        seconds * 1e3 for seconds in median_latencies([eager, inductor, loupe], 0, args.runs)
+    )
     kernel_profile(graphs, before, row, args.runs)
 
     progress(f"{name}/{mode}: loupe, warm kernel cache")
