@@ -189,7 +189,11 @@ std::vector<Type> inferConvolutionBackward(const std::vector<const Type*>& opera
                              "] must be [" + weight.shape[0].str() + "]");
   if (attrs.getBools("output_mask").size() != 3)
     throw Error("shape", op + ": output_mask needs 3 values");
-  return {input, weight, gradOut.withShape(channelShape(weight))};
+  // The gradients are new tensors, row-major whatever the layout of input and weight (torch's
+  // meta function allocates them with new_empty); where aot_autograd's graph wants another
+  // layout, the converter repacks the row-major result.
+  return {input.withShape(input.shape), weight.withShape(weight.shape),
+          gradOut.withShape(channelShape(weight))};
 }
 
 // Results whose output_mask entry is false are produced as zeros (torch returns None there).

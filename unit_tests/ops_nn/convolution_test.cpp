@@ -161,5 +161,21 @@ TEST(Convolution, BackwardAcceptsBiasSizesZeroForNoBias) {
   EXPECT_THROW(infer("aten.convolution_backward", {&grad, &input, &weight}, a), Error);
 }
 
+// torch allocates the gradients row-major whatever the layout of the convolution's input (a
+// channels-last input is common after a permute); inferring the input's layout instead made
+// every such backward graph fail verification and run eagerly.
+TEST(Convolution, BackwardGradientsAreRowMajorForAChannelsLastInput) {
+  AttrMap a = convAttrs(ints({1}), ints({0}), ints({1}), 1);
+  a.set("bias_sizes", ints({3}));
+  a.set("output_mask", BoolList{true, true, true});
+  Type grad = tensorType({2, 3, 2, 2}), weight = tensorType({3, 4, 3, 3});
+  TensorType channelsLast = tensorType({2, 4, 4, 4}).tensor();
+  channelsLast.strides = Shape{64, 1, 16, 4};
+  Type input = channelsLast;
+  auto types = infer("aten.convolution_backward", {&grad, &input, &weight}, a);
+  EXPECT_EQ(types[0], tensorType({2, 4, 4, 4}));
+  EXPECT_EQ(types[1], tensorType({3, 4, 3, 3}));
+}
+
 } // namespace
 } // namespace loupe::testing
