@@ -121,6 +121,17 @@ SPECS: dict[str, Spec] = {
         inputs="image",
         masks=False,
     ),
+    "segformer": Spec(
+        lambda d: transformers.SegformerConfig(
+            num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16],
+            patch_sizes=[3, 3], strides=[2, 2], num_attention_heads=[1, 2], mlp_ratios=[2, 2],
+            decoder_hidden_size=16, num_labels=3, drop_path_rate=0.1 if d else 0.0,
+            **_dropout(d, "hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout_prob"),
+        ),
+        transformers.SegformerForSemanticSegmentation,
+        inputs="image",
+        masks=False,
+    ),
     "whisper": Spec(
         lambda d: transformers.WhisperConfig(
             vocab_size=VOCAB, num_mel_bins=8, d_model=32, encoder_layers=1, decoder_layers=1,

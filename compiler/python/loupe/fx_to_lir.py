@@ -347,10 +347,20 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
     ]
 
 
+# Ops torch's decompositions emit that differ from a registered op only in skipping the bounds
+# check on indices (upsampling decomposes to _unsafe_index): Loupe runs the checked op, same
+# schema and results; an index out of range is then an error instead of undefined behaviour.
+_CHECKED_FORMS = {
+    torch.ops.aten._unsafe_index.Tensor: torch.ops.aten.index.Tensor,
+    torch.ops.aten._unsafe_index_put.default: torch.ops.aten.index_put.default,
+}
+
+
 def _resolve_overload(node: torch.fx.Node) -> torch._ops.OpOverload:
     """aot_autograd keeps Python numbers in Tensor slots (``aten.mul.Tensor(x, 2.0)``); Loupe
-    spells those with the op's ``.Scalar`` overload, where the number is an attribute."""
-    target = node.target
+    spells those with the op's ``.Scalar`` overload, where the number is an attribute. Unchecked
+    index ops become their checked forms (_CHECKED_FORMS)."""
+    target = _CHECKED_FORMS.get(node.target, node.target)
     scalars = [
         arg.name
         for arg, value in _bind_schema(target, node)
