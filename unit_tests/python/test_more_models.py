@@ -117,3 +117,16 @@ def test_segformer_compiles_backward_through_permuted_convolutions(trace_path):
     assert_matches_eager(model, inputs, trace_path)
     assert_compiled_without_fallback(trace_path)
     assert {"aten.convolution_backward", "aten.index.Tensor", "aten.index_put"} <= compiled_ops(trace_path)
+
+
+def test_mobilenet_relu6_backward_is_decomposed_not_left_to_the_fallback(trace_path):
+    """ReLU6 is hardtanh, whose backward Loupe has no kernel for: torch decomposes it while
+    aot_autograd traces (backend.decompositions), so the depthwise-separable network compiles
+    whole. Evaluation mode: in training, batch norm over a 2x1x1 batch makes the gradients so
+    ill-conditioned that eager's float32 differs from float64 by more than any tolerance."""
+    model = transformer_models.build("mobilenet_v2", dropout=False, attention=None).eval()
+    inputs = transformer_models.make_inputs("mobilenet_v2", 2, mask=False)
+    assert_matches_eager(model, inputs, trace_path)
+    assert_compiled_without_fallback(trace_path)
+    assert "aten.hardtanh_backward" not in compiled_ops(trace_path)
+    assert {"aten.hardtanh", "aten.convolution_backward"} <= compiled_ops(trace_path)

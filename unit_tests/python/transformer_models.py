@@ -121,6 +121,14 @@ SPECS: dict[str, Spec] = {
         inputs="image",
         masks=False,
     ),
+    "mobilenet_v2": Spec(
+        lambda d: transformers.MobileNetV2Config(
+            num_channels=3, image_size=16, depth_multiplier=0.25, num_labels=5, classifier_dropout_prob=0.1 if d else 0.0
+        ),
+        transformers.MobileNetV2ForImageClassification,
+        inputs="image",
+        masks=False,
+    ),
     "segformer": Spec(
         lambda d: transformers.SegformerConfig(
             num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16],

@@ -9,6 +9,7 @@ unless strict mode asks for the error instead.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -397,6 +398,50 @@ def compile_graph(
         return make_boxed_func(gm.forward)
 
 
+# Ops torch decomposes into pointwise and indexing ops that Loupe compiles, decomposed while
+# aot_autograd traces so they need no kernels of their own and no fallback: activations and
+# their backwards that models use (ReLU6 is hardtanh: MobileNet's). A list and not torch's whole
+# table: the table's keys are the ops
+# before functionalization, so decomposing "every unregistered op" would also take apart ops
+# Loupe runs whole in their functional form (batch norm's forms, which have library kernels).
+_DECOMPOSED = (
+    "hardtanh_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "elu",
+    "elu_backward",
+    "hardswish",
+    "hardswish_backward",
+    "hardsigmoid",
+    "hardsigmoid_backward",
+    "softplus",
+    "softplus_backward",
+    "mish_backward",
+    "log_sigmoid_forward",
+    "log_sigmoid_backward",
+    "glu",
+    "glu_backward",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def decompositions() -> dict:
+    """torch's decompositions of _DECOMPOSED, less any op Loupe's registry has (a registered op
+    stays whole: its own kernel, and the trace shows it)."""
+    from torch._decomp import get_decompositions
+
+    registered = set(_C.registered_ops())
+    ops = [getattr(torch.ops.aten, name) for name in _DECOMPOSED if hasattr(torch.ops.aten, name)]
+    table = get_decompositions(ops)
+    return {
+        op: fn
+        for op, fn in table.items()
+        if str(op).removesuffix(".default") not in registered and not op._schema.is_mutable
+    }
+
+
 def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, mode=None):
     """The `loupe` torch.compile backend (registered through the torch_dynamo_backends entry
     point). `mode` is accepted because torch.compile passes it; Loupe has one mode."""
@@ -420,6 +465,7 @@ def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, 
         # Inductor's partitioner: the backward recomputes cheap ops (views above all) rather
         # than have the forward save their results, so fewer tensors cross between the two.
         partition_fn=min_cut_rematerialization_partition,
+        decompositions=decompositions(),
     )
     try:
         return backend(gm, example_inputs)
