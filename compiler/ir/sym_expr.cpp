@@ -243,6 +243,19 @@ SymExpr SymExpr::floorDiv(const SymExpr& numerator, const SymExpr& denominator) 
     SymExpr remainder = fromTerms(std::move(rest));
     if (auto r = remainder.constant()) return result + SymExpr(floorDivInt(*r, reducedDen));
     if (reducedDen == 1) return result + remainder;
+    // floor(floor(X / a) / b) == floor(X / (a*b)) for positive a and b and any integer X:
+    // torch prints two stride-2 stages as s0//4, Loupe's shape inference reaches (s0//2)//2.
+    if (reducedDen > 0 && remainder.terms_.size() == 1) {
+      const Term& only = remainder.terms_[0];
+      const Atom* inner =
+          only.atoms.size() == 1 && only.atoms[0].power == 1 && only.coefficient == 1
+              ? only.atoms[0].atom.get()
+              : nullptr;
+      if (inner && inner->kind == Atom::Kind::FloorDiv) {
+        auto a = inner->rhs.constant();
+        if (a && *a > 0) return result + floorDiv(inner->lhs, SymExpr(*a) * SymExpr(reducedDen));
+      }
+    }
     auto atom = std::make_shared<Atom>();
     atom->kind = Atom::Kind::FloorDiv;
     atom->lhs = remainder;

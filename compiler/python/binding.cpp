@@ -172,6 +172,12 @@ public:
     writer_.finishCompile(compileId, CompileOutcome{status, message, pass, wallMs});
   }
 
+  // A graph the adapter could not convert to .lir: kept as the compile's failed "import" pass,
+  // `text` being the FX graph's code.
+  void recordRejectedGraph(int64_t compileId, const std::string& text, const std::string& error) {
+    TraceRecorder(writer_, compileId).recordRejectedInput(text, nullptr, error);
+  }
+
   void recordWarning(int64_t runId, const std::string& message, std::optional<int64_t> compileId) {
     writer_.recordWarning(runId, WarningRecord{.compile_id = compileId, .message = message});
   }
@@ -220,23 +226,26 @@ private:
 };
 
 // Calls the Python fallback with (the node's first result name, op, input tensors, output
-// tensors); it fills the outputs in place. Tensors handed over are views of Loupe's memory, valid
-// during the call.
+// tensors, the run's symbol values by name); it fills the outputs in place. Tensors handed over
+// are views of Loupe's memory, valid during the call.
 using PythonFallback =
-    std::function<void(const std::string&, const std::string&, nb::list, nb::list)>;
+    std::function<void(const std::string&, const std::string&, nb::list, nb::list, nb::dict)>;
 
 // The runtime's fallback for a Python one: the tensors are lent as views during the call.
 FallbackFn toFallbackFn(PythonFallback fallback) {
   if (!fallback) return {};
   return [fallback](const Node& node, const std::vector<const Tensor*>& inputs,
-                    std::vector<Tensor>& outputs) {
+                    std::vector<Tensor>& outputs, const SymbolBindings& bindings) {
     nb::gil_scoped_acquire gil;
     nb::list in, out;
     for (const Tensor* t : inputs)
       in.append(t ? toTorch(*t) : nb::none());
     for (const Tensor& t : outputs)
       out.append(toTorch(t));
-    fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out);
+    nb::dict symbols;
+    for (const auto& [name, value] : bindings)
+      symbols[nb::str(name.c_str())] = value;
+    fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out, symbols);
   };
 }
 
@@ -261,6 +270,7 @@ public:
         const auto* error = dynamic_cast<const Error*>(&e);
         std::optional<std::string> pass;
         if (error && !error->context().pass.empty()) pass = error->context().pass;
+        if (inputRejected_) pass = "import";
         trace_->finishCompile(compileId_, failureStatus, e.what(), pass, std::nullopt);
       }
       throw;
@@ -312,16 +322,21 @@ public:
 private:
   void compile(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                PythonFallback fallback, int injectFault) {
-    graph_ = parseGraph(lir, "<fx graph>");
-    verify(*graph_);
+    if (trace_) recorder_ = std::make_unique<TraceRecorder>(trace_->writer(), compileId_);
+    try {
+      graph_ = parseGraph(lir, "<fx graph>");
+      verify(*graph_);
+    } catch (const std::exception& e) {
+      // No pass has run: the trace gets the graph that was rejected, with the error.
+      inputRejected_ = true;
+      if (recorder_) recorder_->recordRejectedInput(lir, graph_.get(), e.what());
+      throw;
+    }
     Plan plan;
     PipelineOptions pipelineOptions;
     pipelineOptions.injectFaultAt = injectFault;
     InstrumentationList instrumentation;
-    if (trace_) {
-      recorder_ = std::make_unique<TraceRecorder>(trace_->writer(), compileId_);
-      instrumentation.add(recorder_.get());
-    }
+    if (recorder_) instrumentation.add(recorder_.get());
     PassManager manager;
     addPasses(manager, pipeline);
     PassContext ctx(pipelineOptions, instrumentation, plan);
@@ -340,7 +355,8 @@ private:
   std::unique_ptr<TraceRecorder> recorder_;
   std::unique_ptr<Executable> executable_;
   bool arenaRecorded_ = false;
-  bool check_ = false; // check mode: each run's kernel errors go into the trace
+  bool inputRejected_ = false; // the graph failed to parse or verify: no pass ran
+  bool check_ = false;         // check mode: each run's kernel errors go into the trace
 };
 
 // Calls Python with (one line describing the trial, trials done, trials expected).
@@ -465,6 +481,8 @@ NB_MODULE(_C, m) {
       .def("finish_compile", &Trace::finishCompile, nb::arg("compile_id"), nb::arg("status"),
            nb::arg("message") = nb::none(), nb::arg("failed_pass") = nb::none(),
            nb::arg("wall_ms") = nb::none())
+      .def("record_rejected_graph", &Trace::recordRejectedGraph, nb::arg("compile_id"),
+           nb::arg("text"), nb::arg("error"))
       .def("record_warning", &Trace::recordWarning, nb::arg("run_id"), nb::arg("message"),
            nb::arg("compile_id").none() = nb::none())
       .def("record_graph_break", &Trace::recordGraphBreak, nb::arg("run_id"),

@@ -393,7 +393,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
     if (!options_.fallback)
       throw Error("runtime", "op " + node.op() + " has no implementation and no fallback is set");
     std::vector<Tensor> filled = outputs;
-    options_.fallback(node, inputs, filled);
+    options_.fallback(node, inputs, filled, bindings);
     for (size_t r = 0; r < outputs.size(); ++r)
       if (filled.at(r).data() != outputs[r].data()) outputs[r].copyFrom(filled[r]);
     break;

@@ -84,6 +84,23 @@ void TraceRecorder::runAfterPassFailed(const Pass& pass, const Graph& graph,
   writePass(std::move(info), graph);
 }
 
+void TraceRecorder::recordRejectedInput(std::string_view lir, const Graph* parsed,
+                                        const std::string& error) {
+  PassInfo info;
+  info.name = "import";
+  info.status = "failed";
+  info.error_message = error;
+  info.ordinal = ordinal_++;
+  SnapshotRecord snapshot;
+  if (parsed) {
+    snapshot = snapshotOf(*parsed);
+    info.nodes_before = info.nodes_after = static_cast<int64_t>(parsed->numNodesRecursive());
+  } else {
+    snapshot.lir = std::string(lir); // unparsable: the text as given, without node rows
+  }
+  writer_.recordPass(compileId_, PassRecord{std::move(info), std::move(snapshot)});
+}
+
 void TraceRecorder::onDecision(const Decision& decision) {
   pendingDecisions_.push_back(decision);
 }

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/pass/instrumentation.h"
@@ -23,6 +25,11 @@ public:
   void onDecision(const Decision& decision) override;
   void onKernelChoice(const KernelChoice& choice) override;
   void onMemoryPlan(const MemoryPlan& plan) override;
+
+  // The input graph failed to parse or verify, before any pass ran: records a failed pass named
+  // "import" holding the graph (`parsed` when it parsed, else the text as given) and the error,
+  // so the trace keeps the graph a failure is about.
+  void recordRejectedInput(std::string_view lir, const Graph* parsed, const std::string& error);
 
   // Rewrites the compile's memory plan with the arena size a run actually used.
   void recordMeasuredArena(int64_t bytes);

@@ -256,7 +256,7 @@ TEST(Executable, UnregisteredOpsGoThroughTheFallback) {
   }
   ExecutableOptions options = testOptions();
   options.fallback = [](const Node& node, const std::vector<const Tensor*>& inputs,
-                        std::vector<Tensor>& outputs) {
+                        std::vector<Tensor>& outputs, const SymbolBindings&) {
     ASSERT_EQ(node.op(), "mylib.triple");
     Tensor result = Tensor::empty(DType::F32, {4}); // a fresh tensor is copied in
     for (int64_t i = 0; i < 4; ++i)

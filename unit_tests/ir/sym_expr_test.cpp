@@ -30,6 +30,21 @@ TEST(SymExprTest, FloorDivisionSimplifiesDivisibleTerms) {
   EXPECT_FALSE(SymExpr::floorDiv(s0, 2).isConstant());
 }
 
+// Two stride-2 stages: torch prints the size as s0//4, shape inference reaches (s0//2)//2. The
+// identity holds for every integer s0, negative ones included, so it is applied whatever s0 is.
+TEST(SymExprTest, NestedFloorDivisionsByConstantsCombine) {
+  EXPECT_EQ(SymExpr::floorDiv(SymExpr::floorDiv(s0, 2), 2), SymExpr::floorDiv(s0, 4));
+  EXPECT_EQ(SymExpr::floorDiv(SymExpr::floorDiv(s0 - 1, 4), 2), SymExpr::floorDiv(s0 - 1, 8));
+  EXPECT_EQ(SymExpr::floorDiv(SymExpr::floorDiv(s0, 2) + 2, 2), SymExpr::floorDiv(s0, 4) + 1);
+  for (int64_t v = -20; v <= 20; ++v)
+    EXPECT_EQ(SymExpr::floorDiv(SymExpr::floorDiv(s0, 3), 2).evaluate({{"s0", v}}),
+              SymExpr::floorDiv(s0, 6).evaluate({{"s0", v}}))
+        << v;
+  // Not combined: a negative divisor, or a multiple of the inner division (2*(s0//2) is not s0).
+  EXPECT_NE(SymExpr::floorDiv(SymExpr::floorDiv(s0, 2), -2), SymExpr::floorDiv(s0, -4));
+  EXPECT_EQ(SymExpr::floorDiv(2 * SymExpr::floorDiv(s0, 2), 2), SymExpr::floorDiv(s0, 2));
+}
+
 TEST(SymExprTest, DivisionAndModuloRoundTowardsNegativeInfinity) {
   EXPECT_EQ(SymExpr::floorDiv(-7, 2), SymExpr(-4));
   EXPECT_EQ(SymExpr::floorDiv(7, -2), SymExpr(-4));

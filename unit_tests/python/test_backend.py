@@ -127,6 +127,51 @@ def test_internal_error_falls_back_to_eager_and_is_recorded(trace_path, capfd):
     assert "no-such-pass" in message
 
 
+def test_unsupported_dtype_runs_eagerly_with_the_graph_in_the_trace(trace_path, capfd):
+    """Complex tensors are not Loupe's: the graph runs eagerly, and the trace keeps the error
+    and the FX graph it is about as the compile's failed "import" pass."""
+
+    def scale(x):
+        return x * 2 + 1
+
+    x = torch.randn(3, dtype=torch.complex64)
+    compiled = torch.compile(scale, backend="loupe", options={"trace": trace_path})
+    torch.testing.assert_close(compiled(x), scale(x))
+    assert "running inference graph eagerly" in capfd.readouterr().err
+    ((status, message, error_pass),) = query(trace_path, "SELECT status, error_message, error_pass FROM compiles")
+    assert (status, error_pass) == ("eager_fallback", "import") and "complex64" in message
+    ((name, stored),) = query(
+        trace_path, "SELECT p.name, s.lir FROM passes p JOIN snapshots s ON s.id = p.snapshot_id"
+    )
+    assert name == "import" and "torch.ops.aten.mul.Tensor" in stored
+
+
+def test_input_graph_that_fails_to_verify_is_kept_in_the_trace(trace_path):
+    """A graph rejected before any pass ran (here a result type that disagrees with shape
+    inference) is recorded as a failed "import" pass holding the graph, so the trace shows
+    what the error is about."""
+    from loupe import backend
+
+    trace, run_id = backend.open_trace(backend.Config(trace=trace_path))
+    info = _C.CompileInfo()
+    info.graph_kind = "graph"
+    compile_id = trace.begin_compile(run_id, info)
+    lir = "graph @bad(%x: f32[2,3]) -> (f32[3]) {\n  %y = aten.relu(%x) : f32[3]\n  return %y\n}\n"
+    with pytest.raises(Exception, match="aten.relu"):
+        _C.CompiledGraph(lir, _C.resolve_pipeline("default", []), trace=trace, compile_id=compile_id)
+
+    ((status, error_pass),) = query(trace_path, "SELECT status, error_pass FROM compiles")
+    assert (status, error_pass) == ("eager_fallback", "import")
+    ((name, pass_status, message, stored),) = query(
+        trace_path,
+        "SELECT p.name, p.status, p.error_message, s.lir FROM passes p "
+        "JOIN snapshots s ON s.id = p.snapshot_id",
+    )
+    assert (name, pass_status) == ("import", "failed")
+    assert "f32[3]" in message and "%y = aten.relu(%x)" in stored
+    assert query(trace_path, "SELECT op FROM snapshot_nodes") == [("aten.relu",)]
+
+
 def test_strict_mode_raises_on_internal_error(trace_path):
     options = {"trace": trace_path, "pipeline": "no-such-pass", "strict": True}
     compiled = torch.compile(Mlp(), backend="loupe", options=options)
@@ -173,6 +218,39 @@ def test_default_trace_is_one_file_per_process_under_loupe_traces(tmp_path):
     assert len(traces) == 1
     assert done.stderr.count("loupe: recording into") == 1
     assert show_json(str(traces[0]))["compiles"] >= 2
+
+
+def half_roll(x):
+    return torch.roll(x, shifts=x.shape[0] // 2, dims=0) * 2
+
+
+def test_fallback_op_takes_a_symbolic_int_evaluated_per_call(trace_path):
+    """aten.roll has no kernel; under dynamic shapes its shift is s0//2, which the fallback
+    evaluates from each call's sizes: the graph compiles once and stays compiled."""
+    assert "aten.roll" not in _C.registered_ops()
+    compiled = torch.compile(half_roll, backend="loupe", dynamic=True, options={"trace": trace_path})
+    for rows in (4, 6, 9):
+        x = torch.randn(rows, 3)
+        torch.testing.assert_close(compiled(x), half_roll(x))
+    assert query(trace_path, "SELECT status FROM compiles") == [("ok",)]
+    summaries = query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'")
+    assert [s for (s,) in summaries if "aten.roll" in s]
+
+
+def numbers_as_tensors(x):
+    # Floor division by a number decomposes to div.Tensor_mode(x, 4), which has no .Scalar
+    # overload; 2 ** x is pow.Scalar, whose tensor form Loupe runs.
+    return torch.floor_divide(x, 4) + 2**x
+
+
+def test_numbers_in_tensor_slots_compile_as_0d_tensors(trace_path):
+    compiled = torch.compile(numbers_as_tensors, backend="loupe", options={"trace": trace_path})
+    x = torch.randn(5, 3) * 10
+    torch.testing.assert_close(compiled(x), numbers_as_tensors(x))
+    assert query(trace_path, "SELECT status FROM compiles") == [("ok",)]
+    assert show_json(trace_path)["fallback_nodes"] == 0
+    ops = {op for (op,) in query(trace_path, "SELECT DISTINCT op FROM snapshot_nodes")}
+    assert {"aten.scalar_tensor", "aten.div.Tensor_mode", "aten.pow.Tensor_Tensor"} <= ops
 
 
 def test_dynamic_batch_compiles_once_with_symbolic_dims(trace_path):

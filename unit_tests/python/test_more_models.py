@@ -130,3 +130,22 @@ def test_mobilenet_relu6_backward_is_decomposed_not_left_to_the_fallback(trace_p
     assert_compiled_without_fallback(trace_path)
     assert "aten.hardtanh_backward" not in compiled_ops(trace_path)
     assert {"aten.hardtanh", "aten.convolution_backward"} <= compiled_ops(trace_path)
+
+
+def test_convnext_with_dynamic_shapes_compiles_forward_and_backward(trace_path):
+    """Two stride-2 stages: torch sizes the second as s0//4 where shape inference reaches
+    (s0//2)//2, which must be the same dim for the backward's convolution to verify."""
+    model = transformer_models.build("convnext", dropout=False, attention=None)
+    for batch in (2, 3):
+        inputs = transformer_models.make_inputs("convnext", batch, mask=False)
+        assert_matches_eager(model, inputs, trace_path, dynamic=True)
+    assert_compiled_without_fallback(trace_path)
+
+
+@pytest.mark.parametrize("name", ["poolformer", "mpt"])
+def test_group_norm_and_alibi_compile_without_fallback(name, trace_path):
+    """PoolFormer's GroupNorm is decomposed while tracing; MPT's ALiBi slopes are 2 ** -x, a
+    number raised to a tensor."""
+    model = transformer_models.build(name, dropout=False, attention=None)
+    assert_matches_eager(model, transformer_models.make_inputs(name, 2, mask=False), trace_path)
+    assert_compiled_without_fallback(trace_path)

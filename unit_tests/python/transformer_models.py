@@ -129,6 +129,32 @@ SPECS: dict[str, Spec] = {
         inputs="image",
         masks=False,
     ),
+    "convnext": Spec(
+        lambda d: transformers.ConvNextConfig(
+            num_channels=3, num_stages=2, hidden_sizes=[8, 16], depths=[1, 1], image_size=16, num_labels=5,
+            drop_path_rate=0.1 if d else 0.0,
+        ),
+        transformers.ConvNextForImageClassification,
+        inputs="image",
+        masks=False,
+    ),
+    "poolformer": Spec(
+        lambda d: transformers.PoolFormerConfig(
+            num_channels=3, hidden_sizes=[8, 16], depths=[1, 1], num_encoder_blocks=2, patch_sizes=[3, 3],
+            strides=[2, 2], padding=[1, 1], mlp_ratio=2.0, num_labels=5, drop_path_rate=0.1 if d else 0.0,
+        ),
+        transformers.PoolFormerForImageClassification,
+        inputs="image",
+        masks=False,
+    ),
+    "mpt": Spec(
+        lambda d: transformers.MptConfig(
+            vocab_size=VOCAB, d_model=32, n_layers=2, n_heads=2, max_seq_len=32,
+            **_dropout(d, "resid_pdrop", "emb_pdrop"),
+        ),
+        transformers.MptForCausalLM,
+        masks=False,
+    ),
     "segformer": Spec(
         lambda d: transformers.SegformerConfig(
             num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16],

@@ -243,11 +243,11 @@ def fallback_for(lir: LirGraph) -> Callable:
     """The runtime's callback for the graph's opaque nodes. It closes over the conversion's
     side table only, never over the compiled graph that holds it."""
 
-    def fallback(name: str, op: str, inputs: list, outputs: list) -> None:
+    def fallback(name: str, op: str, inputs: list, outputs: list, symbols: dict) -> None:
         call = lir.fallbacks.get(name)
         if call is None:
             raise RuntimeError(f"loupe: no fallback recorded for node %{name} ({op})")
-        run_fallback(call, inputs, outputs)
+        run_fallback(call, inputs, outputs, symbols)
 
     return fallback
 
@@ -368,10 +368,11 @@ def compile_graph(
 ) -> Callable:
     trace, compile_id = begin_compile(config, gm, example_inputs, graph_kind, names)
     failure = "error" if config.strict else "eager_fallback"
-    recorded = False
+    recorded = converting = False
     try:
         pipeline = _C.resolve_pipeline(config.pipeline, config.disable_passes)
         name = f"{graph_kind}_{next(_graph_ids)}"
+        converting = True
         lir = fx_to_lir(gm, name, set(_C.registered_ops()), dropout_rng=config.dropout_rng)
         recorded = True  # from here on the binding records the outcome itself
         fault = fault_for(config, graph_kind)
@@ -390,7 +391,11 @@ def compile_graph(
             return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
         return make_boxed_func(graph)
     except Exception as error:
-        if not recorded:
+        if not recorded and converting:
+            # The graph it is about, as the FX code aot_autograd handed over.
+            trace.record_rejected_graph(compile_id, gm.code, describe(error))
+            trace.finish_compile(compile_id, failure, describe(error), "import")
+        elif not recorded:
             trace.finish_compile(compile_id, failure, describe(error))
         if config.strict:
             raise
@@ -401,9 +406,9 @@ def compile_graph(
 # Ops torch decomposes into pointwise and indexing ops that Loupe compiles, decomposed while
 # aot_autograd traces so they need no kernels of their own and no fallback: activations and
 # their backwards that models use (ReLU6 is hardtanh: MobileNet's). A list and not torch's whole
-# table: the table's keys are the ops
-# before functionalization, so decomposing "every unregistered op" would also take apart ops
-# Loupe runs whole in their functional form (batch norm's forms, which have library kernels).
+# table: the table's keys are the ops before functionalization, so decomposing "every
+# unregistered op" would also take apart ops Loupe runs whole in their functional form (batch
+# norm's forms, which have library kernels).
 _DECOMPOSED = (
     "hardtanh_backward",
     "leaky_relu",
@@ -423,6 +428,15 @@ _DECOMPOSED = (
     "glu_backward",
     "_prelu_kernel",
     "_prelu_kernel_backward",
+    # Normalizations into reductions and pointwise ops (wav2vec2's feature encoder, UNets).
+    "native_group_norm",
+    "native_group_norm_backward",
+    "_weight_norm_interface",
+    "linalg_vector_norm",
+    # Floor division (into div with rounding_mode="floor"), index_add (into index_put with
+    # accumulate), for the overloads Loupe has no kernel for.
+    "floor_divide",
+    "index_add",
 )
 
 

@@ -49,6 +49,14 @@ class Slot:
     index: int
 
 
+@dataclass(frozen=True)
+class SymValue:
+    """A symbolic int argument of a fallback op (group norm's N under dynamic shapes): evaluated
+    with the run's symbol values, which the runtime hands the fallback."""
+
+    expr: Any  # sympy expression over Dynamo's symbols (s0, s1, ...)
+
+
 @dataclass
 class FallbackCall:
     target: Callable[..., Any]
@@ -245,7 +253,9 @@ def _physical_order(val: torch.Tensor, what: str) -> list[int] | None:
     for position, dim in enumerate(order):
         strides[dim] = dense[position]
     if type_text(val.dtype, list(val.shape), strides) != tensor_type(val, what):
-        raise ConversionError(f"{what} has strides {list(val.stride())}, not a dense layout")
+        raise ConversionError(
+            f"{what} has shape {list(val.shape)} and strides {list(val.stride())}, not a dense layout"
+        )
     return list(order)
 
 
@@ -347,20 +357,24 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
     ]
 
 
-# Ops torch's decompositions emit that differ from a registered op only in skipping the bounds
-# check on indices (upsampling decomposes to _unsafe_index): Loupe runs the checked op, same
-# schema and results; an index out of range is then an error instead of undefined behaviour.
-_CHECKED_FORMS = {
+# Ops run as a registered op with the same argument names and results. Unchecked index ops
+# (upsampling decomposes to _unsafe_index) run as the checked ones: an index out of range is then
+# an error instead of undefined behaviour. A number raised to a tensor (ALiBi's 2 ** -slopes) is
+# pow.Tensor_Tensor with the number as a 0-d tensor (_Converter._number_operand).
+_EQUIVALENT_FORMS = {
     torch.ops.aten._unsafe_index.Tensor: torch.ops.aten.index.Tensor,
     torch.ops.aten._unsafe_index_put.default: torch.ops.aten.index_put.default,
+    torch.ops.aten.pow.Scalar: torch.ops.aten.pow.Tensor_Tensor,
 }
 
 
-def _resolve_overload(node: torch.fx.Node) -> torch._ops.OpOverload:
+def _resolve_overload(node: torch.fx.Node, registered: set[str]) -> torch._ops.OpOverload:
     """aot_autograd keeps Python numbers in Tensor slots (``aten.mul.Tensor(x, 2.0)``); Loupe
-    spells those with the op's ``.Scalar`` overload, where the number is an attribute. Unchecked
-    index ops become their checked forms (_CHECKED_FORMS)."""
-    target = _CHECKED_FORMS.get(node.target, node.target)
+    spells those with the op's ``.Scalar`` overload, where the number is an attribute. An op
+    without one (or whose .Scalar overload Loupe has no kernel for) keeps its overload, and the converter passes the number as a 0-d tensor
+    (_Converter._number_operand). Unchecked index ops become their checked forms
+    (_EQUIVALENT_FORMS)."""
+    target = _EQUIVALENT_FORMS.get(node.target, node.target)
     scalars = [
         arg.name
         for arg, value in _bind_schema(target, node)
@@ -369,13 +383,13 @@ def _resolve_overload(node: torch.fx.Node) -> torch._ops.OpOverload:
     if not scalars:
         return target
     scalar = getattr(target.overloadpacket, "Scalar", None)
-    if scalar is None or [a.name for a in scalar._schema.arguments] != [
-        a.name for a in target._schema.arguments
-    ]:
-        raise ConversionError(
-            f"{node.name} ({target}) passes a number as tensor argument {scalars[0]} and the op "
-            "has no matching .Scalar overload"
-        )
+    if (
+        scalar is None
+        or [a.name for a in scalar._schema.arguments] != [a.name for a in target._schema.arguments]
+        or any(_is_tensor_argument(a.type) for a in scalar._schema.arguments if a.name in scalars)
+        or _op_name(scalar) not in registered
+    ):
+        return target
     return scalar
 
 
@@ -469,12 +483,14 @@ class _Converter:
         drops = node.target is torch.ops.aten.native_dropout.default and self.dropout_rng == "torch"
         if drops and self._dropout_with_torch_rng(node):
             return
-        target = _resolve_overload(node)
+        target = _resolve_overload(node, self.registered)
         operands, attrs, template = [], [], {}
         for arg, value in _bind_schema(target, node):
             if _is_tensor_argument(arg.type):
                 if isinstance(value, (list, tuple)):
                     template[arg.name] = [self._operand(v, operands) for v in value]
+                elif isinstance(value, (bool, int, float)):
+                    template[arg.name] = self._number_operand(node, arg.name, value, operands)
                 else:
                     template[arg.name] = self._operand(value, operands)
             else:
@@ -508,7 +524,7 @@ class _Converter:
 
         op = _op_name(target)
         if op not in self.registered:
-            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
+            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template, self.symbols)
         line = f"  {', '.join(value_ref(n) for n in names)} = {op}({', '.join(operands)})"
         if attrs:
             line += " {" + ", ".join(sorted(attrs)) + "}"
@@ -596,6 +612,28 @@ class _Converter:
             f" : {tensor_type(val, name)}{loc}",
         ]
 
+    def _number_operand(self, node: torch.fx.Node, arg: str, value: Any, operands: list[str]) -> Slot:
+        """A Python number in a tensor slot of an op without a .Scalar overload (floor division
+        by a number decomposes to div.Tensor_mode(x, 2)) becomes a 0-d tensor. Its dtype keeps
+        torch's promotion: a 0-d operand, like a number, does not decide the result's dtype
+        against a tensor of the same kind, so a float takes the result's floating dtype (the
+        default one otherwise), an int int64, a bool bool."""
+        if isinstance(value, bool):
+            dtype = torch.bool
+        elif isinstance(value, int):
+            dtype = torch.int64
+        else:
+            result = node.meta.get("val")
+            floating = isinstance(result, torch.Tensor) and result.dtype.is_floating_point
+            dtype = result.dtype if floating else torch.get_default_dtype()
+        name = f"{node.name}.{arg}"
+        self.lines.append(
+            f"  {value_ref(name)} = aten.scalar_tensor() {{dtype={dtype_text(dtype)}, "
+            f"s={attr_text(value, name)}}} : {dtype_text(dtype)}[]{location(node)}"
+        )
+        operands.append(value_ref(name))
+        return Slot(len(operands) - 1)
+
     def _operand(self, node: torch.fx.Node | None, operands: list[str]) -> Slot:
         # Absent optional tensors take a slot too, so slots match the runtime's operand list.
         if node is None:
@@ -608,23 +646,31 @@ class _Converter:
 
     @staticmethod
     def _fallback_call(
-        target: torch._ops.OpOverload, name: str, template: dict[str, Any]
+        target: torch._ops.OpOverload, name: str, template: dict[str, Any], symbols: dict
     ) -> FallbackCall:
+        """The op's arguments with its operands as Slots and its symbolic ints as SymValues,
+        evaluated at run time from the graph's symbols (`symbols`, bound from the inputs)."""
+
+        def evaluable(node: torch.fx.Node) -> SymValue:
+            val = node.meta.get("val")
+            if isinstance(val, torch.SymInt):
+                expr = val.node.expr
+                if all(symbol in symbols for symbol in expr.free_symbols):
+                    return SymValue(expr)
+            raise ConversionError(
+                f"{name} ({target}) is run by the fallback but takes {node.name}, which is not a "
+                "tensor or an int the graph's inputs determine"
+            )
+
         args, kwargs = [], {}
         for arg in target._schema.arguments:
             if arg.name not in template:
                 continue
-            symbolic = []
-            torch.fx.node.map_arg(template[arg.name], symbolic.append)
-            if symbolic:
-                raise ConversionError(
-                    f"{name} ({target}) is run by the fallback but takes the symbolic "
-                    f"value {symbolic[0].name}, which the fallback cannot evaluate yet"
-                )
+            value = torch.fx.node.map_arg(template[arg.name], evaluable)
             if arg.kwarg_only or kwargs:
-                kwargs[arg.name] = template[arg.name]
+                kwargs[arg.name] = value
             else:
-                args.append(template[arg.name])
+                args.append(value)
         return FallbackCall(target, tuple(args), kwargs)
 
 
@@ -649,11 +695,16 @@ def symbolic_outputs(lir: LirGraph, inputs: list) -> dict[Any, int]:
     return bindings
 
 
-def run_fallback(call: FallbackCall, inputs: list, outputs: list) -> None:
-    """Runs an opaque node's aten op on the runtime's tensors and writes its outputs."""
+def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[str, int]) -> None:
+    """Runs an opaque node's aten op on the runtime's tensors and writes its outputs; `symbols`
+    are the run's symbol values by name, for the op's symbolic int arguments."""
 
     def fill(value):
-        return inputs[value.index] if isinstance(value, Slot) else value
+        if isinstance(value, Slot):
+            return inputs[value.index]
+        if isinstance(value, SymValue):
+            return int(value.expr.xreplace({s: symbols[s.name] for s in value.expr.free_symbols}))
+        return value
 
     args = torch.fx.node.map_aggregate(call.args, fill)
     kwargs = torch.fx.node.map_aggregate(call.kwargs, fill)
