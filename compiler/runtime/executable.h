@@ -33,8 +33,8 @@ namespace loupe {
 // Executes a node Loupe has no implementation for. `outputs` arrive allocated with the node's
 // result shapes and dtypes; the callback fills them (or replaces them with tensors of the same
 // shapes and dtypes, which are then copied in). `bindings` are the run's symbol values: an
-// attribute of the node may be symbolic (group norm's N under dynamic shapes), and the callback
-// evaluates it with them.
+// attribute of the node may be symbolic (torch.roll's shift of s0//2 under dynamic shapes), and
+// the callback evaluates it with them.
 using FallbackFn =
     std::function<void(const Node& node, const std::vector<const Tensor*>& inputs,
                        std::vector<Tensor>& outputs, const SymbolBindings& bindings)>;

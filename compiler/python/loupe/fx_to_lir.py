@@ -51,8 +51,9 @@ class Slot:
 
 @dataclass(frozen=True)
 class SymValue:
-    """A symbolic int argument of a fallback op (group norm's N under dynamic shapes): evaluated
-    with the run's symbol values, which the runtime hands the fallback."""
+    """A symbolic int argument of a fallback op (the shift of torch.roll(x, x.shape[0] // 2)
+    under dynamic shapes): evaluated with the run's symbol values, which the runtime hands the
+    fallback."""
 
     expr: Any  # sympy expression over Dynamo's symbols (s0, s1, ...)
 
@@ -371,9 +372,9 @@ _EQUIVALENT_FORMS = {
 def _resolve_overload(node: torch.fx.Node, registered: set[str]) -> torch._ops.OpOverload:
     """aot_autograd keeps Python numbers in Tensor slots (``aten.mul.Tensor(x, 2.0)``); Loupe
     spells those with the op's ``.Scalar`` overload, where the number is an attribute. An op
-    without one (or whose .Scalar overload Loupe has no kernel for) keeps its overload, and the converter passes the number as a 0-d tensor
-    (_Converter._number_operand). Unchecked index ops become their checked forms
-    (_EQUIVALENT_FORMS)."""
+    without one (or whose .Scalar overload Loupe has no kernel for) keeps its overload, and the
+    converter passes the number as a 0-d tensor (_Converter._number_operand). Ops with an
+    equivalent registered form become it (_EQUIVALENT_FORMS)."""
     target = _EQUIVALENT_FORMS.get(node.target, node.target)
     scalars = [
         arg.name
@@ -524,7 +525,7 @@ class _Converter:
 
         op = _op_name(target)
         if op not in self.registered:
-            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template, self.symbols)
+            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
         line = f"  {', '.join(value_ref(n) for n in names)} = {op}({', '.join(operands)})"
         if attrs:
             line += " {" + ", ".join(sorted(attrs)) + "}"
@@ -644,12 +645,12 @@ class _Converter:
             operands.append(value_ref(self.names[node]))
         return Slot(len(operands) - 1)
 
-    @staticmethod
     def _fallback_call(
-        target: torch._ops.OpOverload, name: str, template: dict[str, Any], symbols: dict
+        self, target: torch._ops.OpOverload, name: str, template: dict[str, Any]
     ) -> FallbackCall:
         """The op's arguments with its operands as Slots and its symbolic ints as SymValues,
-        evaluated at run time from the graph's symbols (`symbols`, bound from the inputs)."""
+        evaluated at run time from the graph's symbols (self.symbols, bound from the inputs)."""
+        symbols = self.symbols
 
         def evaluable(node: torch.fx.Node) -> SymValue:
             val = node.meta.get("val")
