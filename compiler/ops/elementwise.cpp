@@ -226,7 +226,7 @@ std::vector<BinaryOp> binaryOps() {
        "other",
        {},
        BinaryResult::Promoted,
-       "std::fmod($0, $1)",
+       "loupe_fmod($0, $1)",
        "($0 % $1)",
        [](double a, double b, const AttrMap&) { return std::fmod(a, b); },
        "C-style remainder (sign of self)"},
@@ -235,7 +235,7 @@ std::vector<BinaryOp> binaryOps() {
        "other",
        {},
        BinaryResult::Promoted,
-       "($0 - std::floor($0 / $1) * $1)",
+       "($0 - loupe_floor($0 / $1) * $1)",
        "(((($0 % $1) + $1) % $1))",
        [](double a, double b, const AttrMap&) { return pythonMod(a, b); },
        "Python-style remainder (sign of other)"},
@@ -333,7 +333,7 @@ void addDivWithRoundingMode(OpRegistry& registry) {
       std::string m = mode(attrs);
       std::string p = m == "none"            ? "($0 / $1)"
                       : !isFloating(compute) ? (m == "trunc" ? "($0 / $1)" : kIntFloorDiv)
-                                             : "std::" + m + "($0 / $1)";
+                                             : "loupe_" + m + "($0 / $1)";
       return scalarAttr.empty() ? p : withScalarOperand(p, scalarAttr);
     };
   };
@@ -386,12 +386,12 @@ double sigmoid(double x) {
 std::vector<UnaryOp> unaryOps() {
   using R = UnaryResult;
   auto math = [](std::string name, double (*fn)(double)) {
-    return UnaryOp{"aten." + name, R::Floating, "std::" + name + "($0)", fn,
+    return UnaryOp{"aten." + name, R::Floating, "loupe_" + name + "($0)", fn,
                    name + " (integers give the default float dtype)"};
   };
   return {
       {"aten.neg", R::Same, "(-$0)", [](double x) { return -x; }, "-self"},
-      {"aten.abs", R::Same, "std::abs($0)", [](double x) { return std::fabs(x); }, "|self|"},
+      {"aten.abs", R::Same, "loupe_abs($0)", [](double x) { return std::fabs(x); }, "|self|"},
       math("exp", [](double x) { return std::exp(x); }),
       math("log", [](double x) { return std::log(x); }),
       math("log1p", [](double x) { return std::log1p(x); }),
@@ -401,23 +401,23 @@ std::vector<UnaryOp> unaryOps() {
       math("cos", [](double x) { return std::cos(x); }),
       math("tanh", [](double x) { return std::tanh(x); }),
       math("erf", [](double x) { return std::erf(x); }),
-      {"aten.rsqrt", R::Floating, "($T(1) / std::sqrt($0))",
+      {"aten.rsqrt", R::Floating, "($T(1) / loupe_sqrt($0))",
        [](double x) { return 1.0 / std::sqrt(x); }, "1 / sqrt(self)"},
       {"aten.reciprocal", R::Floating, "($T(1) / $0)", [](double x) { return 1.0 / x; },
        "1 / self"},
-      {"aten.sigmoid", R::Floating, "($T(1) / ($T(1) + std::exp(-$0)))", sigmoid,
+      {"aten.sigmoid", R::Floating, "($T(1) / ($T(1) + loupe_exp(-$0)))", sigmoid,
        "1 / (1 + exp(-self))"},
-      {"aten.silu", R::Floating, "($0 / ($T(1) + std::exp(-$0)))",
+      {"aten.silu", R::Floating, "($0 / ($T(1) + loupe_exp(-$0)))",
        [](double x) { return x * sigmoid(x); }, "self * sigmoid(self)"},
       {"aten.relu", R::Same, "($0 <= $T(0) ? $T(0) : $0)", [](double x) { return x <= 0 ? 0 : x; },
        "max(self, 0), NaN propagating"},
       {"aten.sign", R::Same, "$T(($T(0) < $0) - ($0 < $T(0)))",
        [](double x) { return double((0 < x) - (x < 0)); }, "-1, 0 or 1"},
-      {"aten.floor", R::Same, "std::floor($0)", [](double x) { return std::floor(x); },
+      {"aten.floor", R::Same, "loupe_floor($0)", [](double x) { return std::floor(x); },
        "round towards -inf"},
-      {"aten.ceil", R::Same, "std::ceil($0)", [](double x) { return std::ceil(x); },
+      {"aten.ceil", R::Same, "loupe_ceil($0)", [](double x) { return std::ceil(x); },
        "round towards +inf"},
-      {"aten.round", R::Same, "std::nearbyint($0)", [](double x) { return std::nearbyint(x); },
+      {"aten.round", R::Same, "loupe_nearbyint($0)", [](double x) { return std::nearbyint(x); },
        "round half to even"},
       {"aten.logical_not", R::Bool, "($0 == 0)", [](double x) { return double(x == 0); },
        "self == 0, as bool"},
@@ -485,8 +485,8 @@ std::string lit(double v) {
 
 // tanh(sqrt(2/pi) * (x + kappa * x^3)) over the template operand `x`.
 std::string geluTanhInner(const std::string& x) {
-  return "std::tanh(" + lit(kSqrtTwoOverPi) + " * (" + x + " + " + lit(kKappa) + " * " + x + " * " +
-         x + " * " + x + "))";
+  return "loupe_tanh(" + lit(kSqrtTwoOverPi) + " * (" + x + " + " + lit(kKappa) + " * " + x +
+         " * " + x + " * " + x + "))";
 }
 double geluTanhInner(double x) {
   return std::tanh(kSqrtTwoOverPi * (x + kKappa * x * x * x));
@@ -502,7 +502,7 @@ void addGelu(OpRegistry& registry) {
                           [](const AttrMap& a, DType) {
                             return geluIsTanh(a)
                                        ? "($T(0.5) * $0 * ($T(1) + " + geluTanhInner("$0") + "))"
-                                       : "($T(0.5) * $0 * ($T(1) + std::erf($0 * " +
+                                       : "($T(0.5) * $0 * ($T(1) + loupe_erf($0 * " +
                                              lit(kSqrtHalf) + ")))";
                           },
                           [](const double* x, const AttrMap& a) {
@@ -517,8 +517,8 @@ void addGelu(OpRegistry& registry) {
                 promotedToFloating,
                 [](const AttrMap& a, DType) {
                   if (!geluIsTanh(a))
-                    return "($0 * ($T(0.5) * ($T(1) + std::erf($1 * " + lit(kSqrtHalf) +
-                           ")) + $1 * " + lit(kInvSqrtTwoPi) + " * std::exp($T(-0.5) * $1 * $1)))";
+                    return "($0 * ($T(0.5) * ($T(1) + loupe_erf($1 * " + lit(kSqrtHalf) +
+                           ")) + $1 * " + lit(kInvSqrtTwoPi) + " * loupe_exp($T(-0.5) * $1 * $1)))";
                   const std::string t = geluTanhInner("$1");
                   return "($0 * ($T(0.5) * ($T(1) + " + t + ") + $T(0.5) * $1 * ($T(1) - " + t +
                          " * " + t + ") * " + lit(kSqrtTwoOverPi) + " * ($T(1) + " +
@@ -592,7 +592,7 @@ void addClamps(OpRegistry& registry) {
 // ---- backward ops of activations (operands: grad_output, then self or the forward output)
 
 void addActivationBackwards(OpRegistry& registry) {
-  const std::string s = "($T(1) / ($T(1) + std::exp(-$1)))";
+  const std::string s = "($T(1) / ($T(1) + loupe_exp(-$1)))";
   const std::vector<PointwiseOp> ops = {
       {"aten.threshold_backward",
        {{"grad_output"}, {"self"}},

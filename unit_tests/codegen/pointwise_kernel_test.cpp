@@ -2,6 +2,8 @@
 // broadcasting, strided inputs, every compute precision, symbolic shapes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/ir/error.h"
 #include "unit_tests/codegen/codegen_test_support.h"
@@ -133,6 +135,48 @@ TEST(PointwiseKernel, IntegerAndBoolOps) {
                                    randomTensor(DType::I64, {10}, 13),
                                    randomTensor(DType::Bool, {10}, 14)},
                                   0);
+}
+
+// The kernel prelude has its own math (no standard header): every function of it, in both
+// floating precisions, agrees with the reference, and so do integer abs and pow, and literals of
+// infinity.
+TEST(PointwiseKernel, EveryMathFunctionOfThePreludeMatchesTheReference) {
+  for (DType dtype : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    FusedGraph g;
+    Value* x = g.input(tensorType(dtype, {37}), "x");
+    Value* y = g.input(tensorType(dtype, {37}), "y");
+    Value* positive = g.op("aten.add.Scalar", {g.op("aten.abs", {x})}, scalarAttr("other", 0.25));
+    std::vector<Value*> outputs;
+    for (const char* unary :
+         {"aten.exp", "aten.log1p", "aten.expm1", "aten.sin", "aten.cos", "aten.tanh", "aten.erf",
+          "aten.floor", "aten.ceil", "aten.round", "aten.abs", "aten.sigmoid", "aten.gelu"})
+      outputs.push_back(g.op(unary, {x}));
+    for (const char* ofPositive : {"aten.log", "aten.sqrt", "aten.rsqrt"})
+      outputs.push_back(g.op(ofPositive, {positive}));
+    for (const char* binary : {"aten.fmod.Tensor", "aten.remainder.Tensor"})
+      outputs.push_back(g.op(binary, {x, positive}));
+    for (const char* mode : {"floor", "trunc"}) {
+      AttrMap rounding;
+      rounding.set("rounding_mode", std::string(mode));
+      outputs.push_back(g.op("aten.div.Tensor_mode", {x, positive}, rounding));
+    }
+    outputs.push_back(g.op("aten.pow.Tensor_Tensor", {positive, y}));
+    outputs.push_back(g.op("aten.pow.Tensor_Scalar", {positive}, scalarAttr("exponent", 2.5)));
+    outputs.push_back(g.op("aten.clamp_min", {x}, scalarAttr("min", -INFINITY)));
+    g.finish(outputs);
+    double tolerance = dtype == DType::F32 ? 1e-5 : 1e-13;
+    expectGeneratedMatchesReference(
+        g.graph, {randomTensor(dtype, {37}, 40), randomTensor(dtype, {37}, 41)}, tolerance);
+  }
+  for (DType dtype : {DType::I64, DType::I32, DType::I8}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    FusedGraph g;
+    Value* x = g.input(tensorType(dtype, {37}), "x");
+    g.finish(
+        {g.op("aten.abs", {x}), g.op("aten.pow.Tensor_Scalar", {x}, scalarAttr("exponent", 2))});
+    expectGeneratedMatchesReference(g.graph, {randomTensor(dtype, {37}, 42)}, 0);
+  }
 }
 
 TEST(PointwiseKernel, OneSymbolicKernelRunsAtSeveralSizes) {

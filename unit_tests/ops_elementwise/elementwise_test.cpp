@@ -430,14 +430,14 @@ TEST(EmitScalar, AttributesBecomeLiteralsOfTheComputeType) {
             "((a) + static_cast<float>(2.0) * (b))");
   const OpInfo& floorDiv = op("aten.div.Tensor_mode");
   AttrMap floor = attrs({{"rounding_mode", std::string("floor")}});
-  EXPECT_NE(floorDiv.emitScalar({"a", "b"}, floor, DType::F64).find("std::floor"),
+  EXPECT_NE(floorDiv.emitScalar({"a", "b"}, floor, DType::F64).find("loupe_floor"),
             std::string::npos);
-  EXPECT_EQ(floorDiv.emitScalar({"a", "b"}, floor, DType::I64).find("std::floor"),
+  EXPECT_EQ(floorDiv.emitScalar({"a", "b"}, floor, DType::I64).find("loupe_floor"),
             std::string::npos);
-  EXPECT_NE(op("aten.gelu").emitScalar({"x"}, {}, DType::F32).find("std::erf"), std::string::npos);
+  EXPECT_NE(op("aten.gelu").emitScalar({"x"}, {}, DType::F32).find("loupe_erf"), std::string::npos);
   EXPECT_NE(op("aten.gelu")
                 .emitScalar({"x"}, attrs({{"approximate", std::string("tanh")}}), DType::F32)
-                .find("std::tanh"),
+                .find("loupe_tanh"),
             std::string::npos);
   EXPECT_EQ(scalarLiteral(INFINITY, DType::F32), "INFINITY");
 }
