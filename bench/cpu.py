@@ -9,9 +9,9 @@ backward into the parameters' grads) it prints:
   interleaved rounds (eager, inductor, loupe, eager, ...) so load bursts hit all three alike;
 - first-call time (the wall time of the first call, compile included, after collecting the
   garbage of the rows before). Both compilers start with a cold on-disk cache, the same way:
-  each has a fresh temporary cache folder for the whole process (TORCHINDUCTOR_CACHE_DIR, LOUPE_CACHE_DIR), so a kernel one row compiled may
-  serve a later row, as it would for a user compiling several models in one process. With
-  --cache-per-compile each Loupe compile gets a folder of its own instead (nothing reused).
+  each has a fresh temporary cache folder for the whole process (TORCHINDUCTOR_CACHE_DIR,
+  LOUPE_CACHE_DIR), so a kernel one row compiled may serve a later row, as it would for a user
+  compiling several models in one process. With --cache-per-compile each Loupe compile gets a folder of its own instead (nothing reused).
   Loupe is then compiled a second time over the same cache (warm), and last the model goes
   through Dynamo and aot_autograd alone, with compilers that return the graph unchanged
   (dynamo+aot): the part of every first call that any backend built on them pays, Inductor's
@@ -50,8 +50,7 @@ SCRATCH = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(SCRATCH / "inductor")
 
 import torch  # noqa: E402
-from functorch.compile import make_boxed_func, min_cut_rematerialization_partition  # noqa: E402
-from torch._dynamo.backends.common import aot_autograd  # noqa: E402
+from functorch.compile import make_boxed_func  # noqa: E402
 
 import loupe.backend as loupe_backend  # noqa: E402
 from loupe import _C  # noqa: E402
@@ -178,13 +177,7 @@ def dynamo_and_aot_only():
     def as_is(gm, _inputs):
         return make_boxed_func(gm.forward)
 
-    return aot_autograd(
-        fw_compiler=as_is,
-        bw_compiler=as_is,
-        inference_compiler=as_is,
-        partition_fn=min_cut_rematerialization_partition,
-        decompositions=loupe_backend.decompositions(),
-    )
+    return loupe_backend.aot_front_end(lambda _graph_kind: as_is)
 
 
 def fresh_compile(model, backend, options: dict | None = None):

@@ -87,7 +87,8 @@ inline std::string_view computeTypeName(DType compute) {
   return compute == DType::F64 ? "double" : "float";
 }
 
-// A literal of `value` in the compute type. Non-finite values use <cmath>'s macros.
+// A literal of `value` in the compute type. Non-finite values use the kernel prelude's
+// INFINITY and NAN (defined as <math.h> defines them).
 inline std::string scalarLiteral(double value, DType compute) {
   if (std::isnan(value)) return "NAN";
   if (std::isinf(value)) return value > 0 ? "INFINITY" : "-INFINITY";

@@ -15,6 +15,7 @@
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/cpu_kernel_abi.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/pointwise.h"
 
 namespace loupe {
 
@@ -496,15 +497,12 @@ std::string storeExpr(DType dtype, const std::string& value) {
   return "static_cast<" + storageType(dtype) + ">(" + value + ")";
 }
 
+// A constant node's value: integers exactly, everything else as op patterns write literals.
 std::string literal(double value, DType dtype) {
-  std::string type = computeType(dtype);
-  if (std::isnan(value)) return "static_cast<" + type + ">(__builtin_nan(\"\"))";
-  if (std::isinf(value))
-    return std::string(value < 0 ? "-" : "") + "static_cast<" + type + ">(__builtin_inf())";
-  if (computeDType(dtype) == DType::Bool) return value != 0 ? "true" : "false";
-  if (computeDType(dtype) == DType::I64)
+  DType compute = computeDType(dtype);
+  if (compute == DType::I64 && std::isfinite(value))
     return "static_cast<int64_t>(" + std::to_string(static_cast<int64_t>(value)) + "LL)";
-  return "static_cast<" + type + ">(" + formatFloat(value) + ")";
+  return scalarLiteral(value, compute);
 }
 
 class KernelEmitter {

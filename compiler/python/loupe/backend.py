@@ -456,6 +456,20 @@ def decompositions() -> dict:
     }
 
 
+def aot_front_end(compiler: Callable[[str], Callable]) -> Callable:
+    """Loupe's aot_autograd set-up, with `compiler(graph_kind)` (forward, backward, inference)
+    giving the function that compiles each graph it hands over."""
+    return aot_autograd(
+        fw_compiler=compiler("forward"),
+        bw_compiler=compiler("backward"),
+        inference_compiler=compiler("inference"),
+        # Inductor's partitioner: the backward recomputes cheap ops (views above all) rather
+        # than have the forward save their results, so fewer tensors cross between the two.
+        partition_fn=min_cut_rematerialization_partition,
+        decompositions=decompositions(),
+    )
+
+
 def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, mode=None):
     """The `loupe` torch.compile backend (registered through the torch_dynamo_backends entry
     point). `mode` is accepted because torch.compile passes it; Loupe has one mode."""
@@ -472,15 +486,7 @@ def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, 
 
         return compile_one
 
-    backend = aot_autograd(
-        fw_compiler=compiler("forward"),
-        bw_compiler=compiler("backward"),
-        inference_compiler=compiler("inference"),
-        # Inductor's partitioner: the backward recomputes cheap ops (views above all) rather
-        # than have the forward save their results, so fewer tensors cross between the two.
-        partition_fn=min_cut_rematerialization_partition,
-        decompositions=decompositions(),
-    )
+    backend = aot_front_end(compiler)
     try:
         return backend(gm, example_inputs)
     except _DYNAMO_CONTROL_FLOW:
