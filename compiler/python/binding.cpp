@@ -199,6 +199,17 @@ public:
                                                .failed = failed});
   }
 
+  // (kind, expr, user stack) per guard, in one transaction.
+  void recordGuards(
+      int64_t compileId,
+      const std::vector<std::tuple<std::string, std::string, std::vector<PyFrame>>>& guards) {
+    std::vector<GuardRecord> records;
+    records.reserve(guards.size());
+    for (const auto& [kind, expr, userStack] : guards)
+      records.push_back(GuardRecord{.kind = kind, .expr = expr, .user_stack = toStack(userStack)});
+    writer_.recordGuards(compileId, records);
+  }
+
   // Dynamo reports a failed guard on a later call, after the guard was recorded.
   int64_t markGuardFailed(int64_t compileId, const std::string& kind, const std::string& expr) {
     return writer_.markGuardFailed(compileId, kind, expr);
@@ -492,6 +503,8 @@ NB_MODULE(_C, m) {
            "compile of the graph before the break, or None for a run-level break.")
       .def("record_guard", &Trace::recordGuard, nb::arg("compile_id"), nb::arg("kind"),
            nb::arg("expr"), nb::arg("user_stack"), nb::arg("failed") = false)
+      .def("record_guards", &Trace::recordGuards, nb::arg("compile_id"), nb::arg("guards"),
+           "Records (kind, expr, user_stack) per guard in one transaction.")
       .def("mark_guard_failed", &Trace::markGuardFailed, nb::arg("compile_id"), nb::arg("kind"),
            nb::arg("expr"),
            "Sets failed=1 on the compile's guards with this kind and expr; returns how many.")

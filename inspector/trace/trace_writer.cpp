@@ -287,6 +287,13 @@ void TraceWriter::recordGuard(int64_t compile_id, const GuardRecord& guard) {
            compile_id, guard.kind, guard.expr, toJsonText(guard.user_stack), guard.failed);
 }
 
+void TraceWriter::recordGuards(int64_t compile_id, const std::vector<GuardRecord>& guards) {
+  SqliteTransaction transaction(*db_);
+  for (const GuardRecord& guard : guards)
+    recordGuard(compile_id, guard);
+  transaction.commit();
+}
+
 void TraceWriter::recordRecompile(int64_t compile_id, const RecompileRecord& recompile) {
   db_->run(R"sql(
     INSERT INTO recompiles (compile_id, previous_compile_key, reason, failed_guard)

@@ -55,6 +55,9 @@ public:
 
   void recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break);
   void recordGuard(int64_t compile_id, const GuardRecord& guard);
+  // A compile's guards in one transaction: an entry of a large model has hundreds (a guard per
+  // parameter), and a transaction each would cost more than the rest of the recording.
+  void recordGuards(int64_t compile_id, const std::vector<GuardRecord>& guards);
   // Dynamo reports a failed guard on a later call, after the guard was recorded: marks the
   // compile's guards with this kind and expression failed. Returns how many rows changed.
   int64_t markGuardFailed(int64_t compile_id, std::string_view kind, std::string_view expr);

@@ -220,6 +220,21 @@ TEST(TraceRoundTrip, CompileIsRunningUntilFinished) {
   EXPECT_EQ(reader.compile(compile_id).outcome, failed);
 }
 
+TEST(TraceRoundTrip, GuardsRecordedTogetherReadBackInOrder) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  TraceWriter writer(path);
+  int64_t compile_id =
+      writer.beginCompile(writer.beginRun(sampleRun("host-a")), sampleCompile("0/0"));
+  const std::vector<GuardRecord> guards = {
+      {.kind = "TENSOR_MATCH", .expr = "check_tensor(L['x'])"},
+      {.kind = "SHAPE_ENV", .expr = "L['x'].size()[0] == 8", .user_stack = kUserStack},
+      {.kind = "ID_MATCH", .expr = "___check_obj_id(L['self'], 1)"}};
+  writer.recordGuards(compile_id, guards);
+  writer.recordGuards(compile_id, {});
+  EXPECT_EQ(TraceReader(path).guards(compile_id), guards);
+}
+
 TEST(TraceRoundTrip, WriterStampsMissingTimestamps) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");

@@ -189,6 +189,7 @@ class DynamoEventCapture:
         self._logger: logging.Logger | None = None
         self._saved_state: tuple[int, bool] | None = None
         self._listeners: list[Callable[[DynamoEvent], None]] = []
+        self._record_ends: list[Callable[[], None]] = []
         self._handler = _CaptureHandler(self)
         self._parsers: dict[str, Callable[[dict[str, Any], Any, str | None], None]] = {
             "str": self._on_str,
@@ -239,11 +240,19 @@ class DynamoEventCapture:
     def __exit__(self, *exc_info: object) -> None:
         self.uninstall()
 
-    def add_listener(self, listener: Callable[[DynamoEvent], None]) -> None:
+    def add_listener(
+        self,
+        listener: Callable[[DynamoEvent], None],
+        end_of_record: Callable[[], None] | None = None,
+    ) -> None:
         """Calls listener(event) as each event is captured, and again with a CompileEvent once
-        it is finished. A listener that raises is ignored: the compile goes on."""
+        it is finished. end_of_record() follows the events of each Dynamo log record (the guard
+        tree of a compile is one record, hundreds of events): where a listener that batches its
+        writes flushes them. A listener that raises is ignored: the compile goes on."""
         with self._lock:
             self._listeners.append(listener)
+            if end_of_record is not None:
+                self._record_ends.append(end_of_record)
 
     # -- queries ---------------------------------------------------------------------
 
@@ -296,6 +305,12 @@ class DynamoEventCapture:
                 f"dynamo event {name} not available on torch {_torch_version()}: "
                 f"{type(error).__name__}: {error}",
             )
+        with self._lock:
+            for end_of_record in self._record_ends:
+                try:
+                    end_of_record()
+                except Exception:
+                    pass
 
     def _warn(self, compile_id: str | None, message: str) -> None:
         with self._lock:

@@ -57,6 +57,8 @@ class DynamoTraceRecorder:
         self._last_run: CompileRow | None = None  # where run-level rows go
         self._installed = False
         self._write_failed = False
+        # Guards waiting to be written together: (row, compile id, (kind, expr, stack)).
+        self._guard_batch: list[tuple[CompileRow, int, tuple[str, str, list]]] = []
 
     def install(self) -> None:
         """Starts capturing, once per process; idempotent."""
@@ -64,7 +66,7 @@ class DynamoTraceRecorder:
             if self._installed:
                 return
             self._installed = True
-            self._capture.add_listener(self._on_event)
+            self._capture.add_listener(self._on_event, end_of_record=self._write_guards)
             self._capture.install()
             atexit.register(self.flush)
 
@@ -84,10 +86,12 @@ class DynamoTraceRecorder:
                 self._write(event)
             for event in self._pending.pop(None, []):
                 self._write(event)
+            self._write_guards()
 
     def flush(self) -> None:
-        """Writes everything still waiting, run-level."""
+        """Writes everything still waiting: guards, then other events run-level."""
         with self._lock:
+            self._write_guards()
             pending, self._pending = self._pending, {}
             for events in pending.values():
                 for event in events:
@@ -122,6 +126,7 @@ class DynamoTraceRecorder:
         row = self._rows.get(event.failed_compile_id)
         guard = event.failed_guard
         if row is not None and guard is not None:
+            self._write_guards()  # the guard to mark may still be waiting
             self._guarded(row, row.trace.mark_guard_failed, row.compile_id, guard.kind, guard.expr)
 
     # -- writing ---------------------------------------------------------------------
@@ -143,8 +148,9 @@ class DynamoTraceRecorder:
         """Writes event into row's trace, against row's compile when linked, else run-level."""
         trace, compile_id = row.trace, row.compile_id if linked else None
         if isinstance(event, Guard) and linked:
-            stack = _stack(event.user_stack)
-            self._guarded(row, trace.record_guard, compile_id, event.kind, event.expr, stack)
+            # Written by _write_guards once the log record that brought it is done.
+            guard = (event.kind, event.expr, _stack(event.user_stack))
+            self._guard_batch.append((row, compile_id, guard))
         elif isinstance(event, GraphBreak):
             frame_name, stack = self._frame_name(event), _stack(event.user_stack)
             self._guarded(
@@ -166,6 +172,18 @@ class DynamoTraceRecorder:
         elif isinstance(event, Warning):
             self._guarded(row, trace.record_warning, row.run_id, event.message, compile_id)
         # else: a guard of a compile Loupe never saw has no row to belong to
+
+    def _write_guards(self) -> None:
+        """Writes the waiting guards, a transaction per compile (one per guard would cost more
+        than the rest of a compile's recording: a large model's entry has hundreds)."""
+        with self._lock:
+            batch, self._guard_batch = self._guard_batch, []
+            by_compile: dict[tuple[int, int], tuple[CompileRow, int, list]] = {}
+            for row, compile_id, guard in batch:
+                key = (id(row.trace), compile_id)
+                by_compile.setdefault(key, (row, compile_id, []))[2].append(guard)
+            for row, compile_id, guards in by_compile.values():
+                self._guarded(row, row.trace.record_guards, compile_id, guards)
 
     def _frame_name(self, event: GraphBreak) -> str:
         frame = self._frames.get(event.compile_id)
