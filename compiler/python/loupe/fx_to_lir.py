@@ -81,20 +81,14 @@ class LirGraph:
     fallbacks: dict[str, FallbackCall] = field(default_factory=dict)
 
 
+_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
+
+
 def quote(text: str) -> str:
-    escaped = []
-    for ch in text:
-        if ch in '"\\':
-            escaped.append("\\" + ch)
-        elif ch == "\n":
-            escaped.append("\\n")
-        elif ch == "\t":
-            escaped.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            escaped.append(f"\\x{ord(ch):02x}")
-        else:
-            escaped.append(ch)
-    return '"' + "".join(escaped) + '"'
+    """A string literal of the .lir format: quotes, backslashes and control characters escaped
+    (a regex pass: a converter quotes a file name and a module path per node)."""
+    return '"' + _ESCAPED.sub(lambda m: _ESCAPES.get(m[0], f"\\x{ord(m[0]):02x}"), text) + '"'
 
 
 def value_ref(name: str) -> str:
@@ -324,10 +318,17 @@ def module_path(node: torch.fx.Node) -> str:
 
 def user_frame(node: torch.fx.Node) -> tuple[str, int, str] | None:
     """The innermost frame of the node's user stack trace: (file, line, function)."""
-    frames = _FRAME.findall(node.meta.get("stack_trace") or "")
-    if not frames:
-        return None
-    file, line, func = frames[-1]
+    trace = node.meta.get("stack_trace") or ""
+    # The last frame: matched from its start, not by scanning every frame of a deep stack.
+    start = trace.rfind('File "')
+    match = _FRAME.match(trace, start) if start >= 0 else None
+    if match is None:
+        frames = _FRAME.findall(trace)  # a last "File" that is no frame header
+        if not frames:
+            return None
+        file, line, func = frames[-1]
+    else:
+        file, line, func = match.groups()
     return file, int(line), func
 
 
