@@ -265,25 +265,38 @@ public:
   CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                 PythonFallback fallback, Trace* trace, int64_t compileId,
                 const std::string& failureStatus, int injectFault)
-      : trace_(trace), compileId_(compileId) {
+      : trace_(trace), compileId_(compileId), failureStatus_(failureStatus) {
+    auto start = std::chrono::steady_clock::now();
     try {
-      auto start = std::chrono::steady_clock::now();
       compile(lir, pipeline, check, std::move(fallback), injectFault);
-      if (trace_)
-        trace_->finishCompile(
-            compileId_, "ok", std::nullopt, std::nullopt,
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count());
+      compileMs_ =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      if (trace_) trace_->finishCompile(compileId_, "ok", std::nullopt, std::nullopt, compileMs_);
     } catch (const std::exception& e) {
-      // The failed pass and its input graph are already recorded; the compile's outcome says
-      // which pass failed and why.
-      if (trace_) {
-        const auto* error = dynamic_cast<const Error*>(&e);
-        std::optional<std::string> pass;
-        if (error && !error->context().pass.empty()) pass = error->context().pass;
-        if (inputRejected_) pass = "import";
-        trace_->finishCompile(compileId_, failureStatus, e.what(), pass, std::nullopt);
+      recordFailure(e);
+      throw;
+    }
+  }
+
+  // The generated kernels are built in the background (the host compiler runs while Dynamo
+  // finishes its own work); this waits for them. The compile's wall time in the trace then
+  // adds the build's. A failed build is recorded as the compile's failure and raised, so the
+  // caller can run the graph eagerly; every later call raises it again.
+  void waitForKernels() {
+    if (kernelsReady_) return;
+    try {
+      {
+        nb::gil_scoped_release noGil;
+        executable_->waitForKernels();
       }
+      kernelsReady_ = true;
+      if (trace_)
+        trace_->finishCompile(compileId_, "ok", std::nullopt, std::nullopt,
+                              compileMs_ + executable_->kernelBuildMs());
+    } catch (const std::exception& e) {
+      if (!buildFailureRecorded_) recordFailure(e);
+      buildFailureRecorded_ = true;
       throw;
     }
   }
@@ -291,6 +304,7 @@ public:
   // `inputsAsNone`: an output that is a graph input comes back as None, for a caller that
   // holds that input already (output_inputs says which); otherwise as a copy.
   nb::list run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone) {
+    waitForKernels();
     setCpuLibraryThreads(threads);
     std::vector<Tensor> inputs;
     inputs.reserve(arrays.size());
@@ -331,6 +345,17 @@ public:
   }
 
 private:
+  // The failed pass and its input graph are already recorded; the compile's outcome says which
+  // pass failed and why.
+  void recordFailure(const std::exception& e) {
+    if (!trace_) return;
+    const auto* error = dynamic_cast<const Error*>(&e);
+    std::optional<std::string> pass;
+    if (error && !error->context().pass.empty()) pass = error->context().pass;
+    if (inputRejected_) pass = "import";
+    trace_->finishCompile(compileId_, failureStatus_, e.what(), pass, std::nullopt);
+  }
+
   void compile(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                PythonFallback fallback, int injectFault) {
     if (trace_) recorder_ = std::make_unique<TraceRecorder>(trace_->writer(), compileId_);
@@ -356,12 +381,17 @@ private:
     ExecutableOptions options;
     options.check = check_ = check;
     options.fallback = toFallbackFn(std::move(fallback));
-    options.inputOutputsAsIs = true; // run copies them only when the caller wants tensors
+    options.inputOutputsAsIs = true;         // run copies them only when the caller wants tensors
+    options.buildKernelsInBackground = true; // see waitForKernels
     executable_ = std::make_unique<Executable>(*graph_, plan, std::move(options));
   }
 
   Trace* trace_;
   int64_t compileId_;
+  std::string failureStatus_;
+  double compileMs_ = 0; // the constructor's: passes, code generation, the build started
+  bool kernelsReady_ = false;
+  bool buildFailureRecorded_ = false;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<TraceRecorder> recorder_;
   std::unique_ptr<Executable> executable_;
@@ -531,6 +561,10 @@ NB_MODULE(_C, m) {
            "Parses, verifies and compiles one graph and finishes its compile record in the "
            "trace: 'ok', or failure_status with the error and the failed pass (then raises "
            "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N.")
+      .def("wait_for_kernels", &CompiledGraph::waitForKernels,
+           "Waits for the generated kernels, built in the background after the constructor "
+           "returns; a failed build is recorded as the compile's failure and raises LoupeError "
+           "(then and on every later call, run included).")
       .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::arg("threads") = 0,
            nb::arg("inputs_as_none") = false,
            "Runs on CPU tensors (or their DLPack capsules) in graph-input order, with at most "

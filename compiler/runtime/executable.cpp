@@ -178,11 +178,38 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
     steps_.push_back(std::move(step));
   }
 
-  std::vector<CpuKernelFn> functions = CpuCompiler(options_.compiler).load(generated);
-  auto next = functions.begin();
+  bool background = options_.buildKernelsInBackground && !generated.empty();
+  // Timed where it runs, so a background build's time leaves out the wait for it.
+  auto build = [compiler = options_.compiler, kernels = std::move(generated)] {
+    auto start = std::chrono::steady_clock::now();
+    KernelBuild built{CpuCompiler(compiler).load(kernels), 0};
+    built.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return built;
+  };
+  if (background)
+    kernelBuild_ = std::async(std::launch::async, std::move(build));
+  else
+    attachKernels(build());
+  planSlots();
+}
+
+void Executable::attachKernels(const KernelBuild& built) {
+  kernelBuildMs_ = built.ms;
+  auto next = built.functions.begin();
   for (Step& step : steps_)
     if (step.kind == StepKind::Generated) step.function = *next++;
-  planSlots();
+}
+
+void Executable::waitForKernels() {
+  if (kernelBuild_.valid()) {
+    try {
+      attachKernels(kernelBuild_.get());
+    } catch (...) {
+      kernelBuildError_ = std::current_exception();
+    }
+  }
+  if (kernelBuildError_) std::rethrow_exception(kernelBuildError_);
 }
 
 // Everything about where values live that does not depend on sizes: slots, which buffers each
@@ -427,6 +454,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
+  waitForKernels();
   SymbolBindings bindings = bind(inputs);
   if (!laidOutFor_ || *laidOutFor_ != bindings) layOut(bindings);
   for (size_t i = 0; i < inputs.size(); ++i)

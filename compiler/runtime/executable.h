@@ -15,7 +15,9 @@
 // a view of one, is copied, unless the embedder asks for inputs returned as they are.
 #pragma once
 
+#include <exception>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,11 +68,17 @@ struct ExecutableOptions {
   // An output that is a graph input comes back as the caller's tensor itself, not a copy: for
   // an embedder that hands its own handle on that input back (see outputInputs).
   bool inputOutputsAsIs = false;
+  // Build the generated kernels on a thread of their own, so the constructor returns while
+  // the host compiler runs: an embedder overlaps the build with its own work (the Python
+  // backend with what Dynamo does after the backend returns). The first run, or
+  // waitForKernels(), waits for it and reports a failed build.
+  bool buildKernelsInBackground = false;
 };
 
 class Executable {
 public:
-  // Copies the graph; compiles the plan's generated kernels (through the on-disk cache).
+  // Copies the graph; compiles the plan's generated kernels (through the on-disk cache), or
+  // starts their build (ExecutableOptions::buildKernelsInBackground).
   Executable(const Graph& graph, const Plan& plan, ExecutableOptions options = {});
   ~Executable();
   Executable(const Executable&) = delete;
@@ -80,6 +88,12 @@ public:
   // symbols from the input shapes and throws Error("runtime", ...) naming the input and dim
   // that disagree. Not reentrant: one run at a time per executable.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  // Returns once the generated kernels are built; throws the build's Error("codegen", ...) when
+  // it failed, on this and every later call (and run). Immediate without a background build.
+  void waitForKernels();
+  // How long building the generated kernels took (cache hits included), once they are built.
+  double kernelBuildMs() const { return kernelBuildMs_; }
 
   const ExecutionStats& stats() const { return stats_; }
   void resetStats();
@@ -92,6 +106,11 @@ private:
   struct Buffer;
   SymbolBindings bind(const std::vector<Tensor>& inputs) const;
   void planSlots();
+  struct KernelBuild {
+    std::vector<CpuKernelFn> functions; // in step order
+    double ms;
+  };
+  void attachKernels(const KernelBuild& built);
   void layOut(const SymbolBindings& bindings);
   void execute(Step& step, const SymbolBindings& bindings);
   static Tensor viewOf(Step& step, const Tensor& base);
@@ -111,6 +130,11 @@ private:
   std::vector<Tensor> bufferTensors_;
   Tensor arena_;
   ExecutionStats stats_;
+  // Valid while a background build is due. Its destructor waits for the build (a future of
+  // std::async does), so no compiler is left writing into the cache.
+  std::future<KernelBuild> kernelBuild_;
+  std::exception_ptr kernelBuildError_;
+  double kernelBuildMs_ = 0;
 };
 
 } // namespace loupe

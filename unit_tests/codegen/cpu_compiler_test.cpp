@@ -183,6 +183,28 @@ TEST(CpuCompiler, LoupeCompileJobsMustBeAPositiveNumber) {
   EXPECT_GE(CpuCompiler(freshCache()).jobs(), 1);
 }
 
+TEST(CpuCompiler, LoupeCxxNamesTheHostCompiler) {
+  Multiply multiply;
+  ::setenv("LOUPE_CXX", "/nonexistent/c++", 1);
+  CpuCompiler compiler(freshCache());
+  ::unsetenv("LOUPE_CXX");
+  try {
+    compiler.load(multiply.kernel("mul"));
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(error.message().find("cannot run the C++ compiler '/nonexistent/c++'"),
+              std::string::npos)
+        << error.message();
+  }
+  CpuCompilerOptions named = freshCache();
+  named.compiler = "c++"; // an explicit choice wins over the environment
+  ::setenv("LOUPE_CXX", "/nonexistent/c++", 1);
+  CpuCompiler explicitCompiler(named);
+  ::unsetenv("LOUPE_CXX");
+  EXPECT_EQ(multiply.call(explicitCompiler.load(multiply.kernel("mul")), {2}, 4),
+            (std::vector<double>{8}));
+}
+
 TEST(CpuCompiler, LaunchRejectsOperandsThatDoNotFitTheIterationSpace) {
   Multiply multiply;
   CpuKernelFn fn = CpuCompiler(freshCache()).load(multiply.kernel("mul"));

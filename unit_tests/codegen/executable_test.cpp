@@ -85,6 +85,44 @@ TEST(Executable, LinearReluWithLibraryAndGeneratedKernels) {
   EXPECT_EQ(executable.stats().kernels.at("k1").calls, 2);
 }
 
+TEST(Executable, ABackgroundBuildIsWaitedForByTheFirstRun) {
+  LinearRelu model;
+  ExecutableOptions options = testOptions();
+  options.buildKernelsInBackground = true;
+  options.compiler.cacheDir = testCacheDir() + "/background";
+  Executable executable(model.graph, model.plan, options);
+  Tensor x = randomTensor(DType::F32, {2, 4}, 1), w = randomTensor(DType::F32, {3, 4}, 2),
+         b = randomTensor(DType::F32, {3}, 3);
+  std::vector<Tensor> out = executable.run({x, w, b});
+  std::vector<double> expected = LinearRelu::expected(x, w, b);
+  for (int64_t i = 0; i < out[0].numel(); ++i)
+    EXPECT_NEAR(out[0].at(i), expected[i], 1e-5);
+  EXPECT_EQ(executable.stats().kernels.at("k1").implementation, "generated:loupe.fused");
+  EXPECT_GT(executable.kernelBuildMs(), 0);
+  executable.waitForKernels(); // built: returns at once
+}
+
+TEST(Executable, AFailedBackgroundBuildIsReportedByEveryWaitAndRun) {
+  LinearRelu model;
+  ExecutableOptions options = testOptions();
+  options.buildKernelsInBackground = true;
+  options.compiler.cacheDir = testCacheDir() + "/failed-build";
+  options.compiler.compiler = "/nonexistent/c++";
+  Executable executable(model.graph, model.plan, options); // the build fails, later
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      executable.waitForKernels();
+      FAIL() << "expected an error";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), "codegen");
+      EXPECT_NE(error.message().find("/nonexistent/c++"), std::string::npos) << error.message();
+    }
+  }
+  Tensor x = randomTensor(DType::F32, {2, 4}, 1), w = randomTensor(DType::F32, {3, 4}, 2),
+         b = randomTensor(DType::F32, {3}, 3);
+  EXPECT_THROW(executable.run({x, w, b}), Error);
+}
+
 TEST(Executable, AnEmptyPlanRunsEverythingThroughReferences) {
   LinearRelu model;
   Executable executable(model.graph, Plan{}, testOptions());

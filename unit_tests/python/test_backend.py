@@ -180,6 +180,29 @@ def test_strict_mode_raises_on_internal_error(trace_path):
     assert query(trace_path, "SELECT status FROM compiles") == [("error",)]
 
 
+def test_a_failed_kernel_build_is_recorded_and_the_graph_runs_eagerly(
+    trace_path, tmp_path, monkeypatch, capsys
+):
+    """Kernels are built after the backend returns; a build that fails (here: no compiler)
+    still becomes the compile's recorded failure, and the graph runs eagerly."""
+    monkeypatch.setenv("LOUPE_CACHE_DIR", str(tmp_path / "cache"))  # nothing cached
+    monkeypatch.setenv("LOUPE_CXX", "/nonexistent/c++")
+    x = torch.randn(4, 32)
+    model = Mlp().eval()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+        torch.testing.assert_close(compiled(x), model(x))
+    assert "running inference graph eagerly" in capsys.readouterr().err
+    ((status, message),) = query(trace_path, "SELECT status, error_message FROM compiles")
+    assert status == "eager_fallback"
+    assert "cannot run the C++ compiler '/nonexistent/c++'" in message
+
+    strict = torch.compile(Mlp(), backend="loupe", options={"trace": trace_path, "strict": True})
+    with pytest.raises(Exception, match="/nonexistent/c"):
+        strict(x)
+
+
 def test_disabled_passes_are_left_out_of_the_pipeline(trace_path):
     options = {"trace": trace_path, "disable_passes": ["cse", "algebraic-simplification"]}
     compiled = torch.compile(cumulative, backend="loupe", options=options)

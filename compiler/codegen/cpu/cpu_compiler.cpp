@@ -38,6 +38,14 @@ std::string defaultCacheDir() {
   return (fs::path(home && *home ? home : "/tmp") / ".cache" / "loupe" / "kernels").string();
 }
 
+CpuCompilerOptions withDefaults(CpuCompilerOptions options) {
+  if (options.compiler.empty()) {
+    const char* compiler = std::getenv("LOUPE_CXX");
+    options.compiler = compiler && *compiler ? compiler : "c++";
+  }
+  return options;
+}
+
 std::string hashHex(const std::string& text) {
   // Two FNV-1a passes with different offsets: 128 bits, so collisions are not a concern.
   auto fnv = [&](uint64_t hash) {
@@ -158,7 +166,7 @@ struct CpuCompiler::Unit {
 };
 
 CpuCompiler::CpuCompiler(CpuCompilerOptions options)
-    : options_(std::move(options)),
+    : options_(withDefaults(std::move(options))),
       cacheDir_(options_.cacheDir.empty() ? defaultCacheDir() : options_.cacheDir),
       compilerVersion_(compilerVersion(options_.compiler)), jobs_(jobsFor(options_.jobs)) {}
 

@@ -24,7 +24,7 @@ namespace loupe {
 
 struct CpuCompilerOptions {
   std::string cacheDir; // empty: ${LOUPE_CACHE_DIR:-$HOME/.cache/loupe}/kernels
-  std::string compiler = "c++";
+  std::string compiler; // empty: $LOUPE_CXX, else c++
   // No -march=native: a cache directory may be shared between machines.
   std::vector<std::string> flags = {"-O3",     "-fno-math-errno", "-std=c++17",
                                     "-shared", "-fPIC",           "-fopenmp"};

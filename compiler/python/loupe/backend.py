@@ -258,12 +258,21 @@ _to_dlpack = torch._C._to_dlpack
 
 
 class LoupeGraph:
-    """A compiled aten graph: runs the C++ executable on the call's tensors."""
+    """A compiled aten graph: runs the C++ executable on the call's tensors.
 
-    def __init__(self, gm: torch.fx.GraphModule, lir: LirGraph, compiled: Any):
+    Its generated kernels are built in the background while Dynamo finishes the compile; the
+    first call waits for them. Should the build fail (recorded in the trace as the compile's
+    failure), the graph runs eagerly from then on, or strict mode raises."""
+
+    def __init__(
+        self, gm: torch.fx.GraphModule, lir: LirGraph, compiled: Any, graph_kind: str, strict: bool
+    ):
         self.gm = gm
         self.lir = lir
         self.compiled = compiled
+        self.graph_kind, self.strict = graph_kind, strict
+        self.kernels_checked = False
+        self.eager = False
         # Worked out once so that a call does only the per-call work.
         self.sources = [(kind == "arg", source) for kind, source in lir.inputs]
         returned = [out for out in lir.outputs if out is None or isinstance(out, int)]
@@ -277,6 +286,11 @@ class LoupeGraph:
         ]
 
     def __call__(self, *args) -> list:
+        if not self.kernels_checked:
+            self.kernels_checked = True
+            self.wait_for_kernels()
+        if self.eager:
+            return list(self.gm.forward(*args))
         values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
         results = self.compiled.run(
             [
@@ -299,6 +313,17 @@ class LoupeGraph:
             bindings = bindings or symbolic_outputs(self.lir, values)
             outputs.append(int(out.xreplace(bindings)))
         return outputs
+
+
+    def wait_for_kernels(self) -> None:
+        try:
+            self.compiled.wait_for_kernels()
+        except Exception as error:
+            if self.strict:
+                raise
+            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
+            print(message, file=sys.stderr)
+            self.eager = True
 
 
 class BisectingGraph:
@@ -386,7 +411,7 @@ def compile_graph(
             failure_status=failure,
             inject_fault=fault,
         )
-        graph = LoupeGraph(gm, lir, compiled)
+        graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
         if config.bisect:
             return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
         return make_boxed_func(graph)
