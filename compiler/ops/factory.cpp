@@ -3,9 +3,10 @@
 // new_* forms (sized by `size`, dtype and device from a tensor operand), arange and
 // scalar_tensor.
 //
-// empty.memory_format is pure: its content is unspecified, so two of them may be merged or one
-// dropped; graphs reaching Loupe are functional, so nothing writes into it afterwards. Its
-// reference zero-fills so that runs are deterministic.
+// The empty forms (empty.memory_format, empty_like, new_empty, new_empty_strided) are pure: their
+// content is unspecified, so two of them may be merged or one dropped; graphs reaching Loupe are
+// functional, so nothing writes into them afterwards. Their reference zero-fills so that runs
+// are deterministic.
 #include <cmath>
 
 #include "compiler/ir/error.h"
@@ -209,6 +210,20 @@ std::vector<FactoryOp> factoryOps() {
       {"aten.new_empty",
        {{"self"}},
        with({size}),
+       "unspecified content of size (the reference writes zeros), self's dtype unless given",
+       sizedLikeOperand,
+       zero},
+      {"aten.empty_like",
+       {{"self"}},
+       with({}, {memoryFormat}),
+       "unspecified content shaped like self (the reference writes zeros)",
+       likeOperand,
+       zero},
+      // Loupe lays the result out row-major whatever `stride` asks; the FX converter keeps
+      // torch's layout where it differs (a permuted one is repacked, a gapped one refused).
+      {"aten.new_empty_strided",
+       {{"self"}},
+       with({size, {"stride", std::nullopt}}),
        "unspecified content of size (the reference writes zeros), self's dtype unless given",
        sizedLikeOperand,
        zero},

@@ -51,6 +51,20 @@ TEST(Factory, LikeFormsFollowTheirOperand) {
   EXPECT_EQ(z.dtype(), DType::F64);
   expectValues(z, std::vector<double>(6, 0));
   expectValues(runOne("aten.ones_like", {x}), std::vector<double>(6, 1));
+  Tensor e = runOne("aten.empty_like", {x});
+  EXPECT_EQ(e.dtype(), DType::I32);
+  EXPECT_EQ(e.shape(), x.shape());
+  expectValues(e, std::vector<double>(6, 0));
+  Tensor strided = runOne("aten.new_empty_strided", {x},
+                          attrs({{"size", IntList{3, 2}}, {"stride", IntList{1, 3}}}));
+  EXPECT_EQ(strided.dtype(), DType::I32);
+  EXPECT_EQ(strided.shape(), (std::vector<int64_t>{3, 2}));
+  expectValues(strided, std::vector<double>(6, 0));
+  EXPECT_EQ(inferOne("aten.new_empty_strided", {tensorType(DType::F16, {s0, 4})},
+                     attrs({{"size", IntList{s0, 2}}, {"stride", IntList{2, 1}}}))
+                .tensor()
+                .shape,
+            (Shape{s0, 2}));
   expectValues(runOne("aten.fill.Scalar", {x}, attrs({{"value", SymExpr(-2)}})),
                std::vector<double>(6, -2));
   EXPECT_EQ(inferOne("aten.ones_like", {tensorType(DType::F16, {s0, 4})}).tensor().shape,

@@ -111,6 +111,23 @@ def test_unregistered_op_runs_through_the_fallback(trace_path):
     assert [s for (s,) in summaries if "aten.logcumsumexp" in s]
 
 
+def test_empty_tensors_filled_later_compile_without_fallback(trace_path):
+    """new_empty_strided (Nystromformer's) and empty_like (Mixtral's routing) are factories."""
+
+    def fill_buffers(x):
+        buffer = x.new_empty_strided((4, 3), (3, 1))
+        buffer.fill_(2.0)
+        like = torch.empty_like(x)
+        like.copy_(x * 2)
+        return buffer.sum(0) + like
+
+    x = torch.randn(5, 3)
+    options = {"trace": trace_path, "strict": True}
+    compiled = torch.compile(fill_buffers, backend="loupe", options=options)
+    torch.testing.assert_close(compiled(x), fill_buffers(x))
+    assert show_json(trace_path)["fallback_nodes"] == 0
+
+
 def test_internal_error_falls_back_to_eager_and_is_recorded(trace_path, capfd):
     x = torch.randn(4, 32)
     model = Mlp()
