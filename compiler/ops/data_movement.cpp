@@ -1,7 +1,8 @@
 // Data movement ops: results in fresh contiguous memory, assembled from their inputs without
-// arithmetic beyond accumulation (cat, stack, clone, copy, index_select, gather, scatter_add,
-// advanced indexing (index.Tensor, index_put), embedding and its backward, constant_pad_nd,
-// repeat, flip, the triangles tril and triu, and the backward of slice and select).
+// arithmetic beyond accumulation (cat, stack, clone, copy, index_select, gather, scatter_add and
+// scatter, advanced indexing (index.Tensor, index_put), embedding and its backward,
+// constant_pad_nd, repeat, flip, the triangles tril and triu, and the backward of slice and
+// select).
 //
 // References that place a block of one tensor into another do it through the view family's
 // ViewFns (aten.slice.Tensor, aten.select.int): the layout arithmetic lives in one place, and
@@ -282,41 +283,71 @@ OpInfo gatherOp() {
   return info;
 }
 
-OpInfo scatterAddOp() {
-  OpInfo info =
-      dataOp("aten.scatter_add", {{"self"}, {"index"}, {"src"}}, {{"dim", {}}},
-             "self with src[p] added at p with dim replaced by index[p] (gather's adjoint)");
-  info.infer = [](const std::vector<const Type*>& operands, const AttrMap& attrs) {
-    constexpr std::string_view op = "aten.scatter_add";
-    const TensorType& self = tensorOperand(operands, 0, op);
-    const TensorType& index = tensorOperand(operands, 1, op);
-    const TensorType& src = tensorOperand(operands, 2, op);
-    requireIntegral(op, index, "index");
-    if (index.rank() != self.rank() || src.rank() != self.rank())
-      shapeError(op, "self " + typeStr(self) + ", index " + typeStr(index) + " and src " +
-                         typeStr(src) + " must have one rank");
-    if (src.dtype != self.dtype)
-      throw Error("dtype", std::string(op) + ": src " + typeStr(src) + " and self " +
-                               typeStr(self) + " differ in dtype");
-    dimAttr(op, attrs, self.rank());
+// scatter_add (accumulates src), scatter.src (writes src) and scatter.value (writes a number):
+// out = self, then for each position p of index, out[p with dim replaced by index[p]] gets
+// src[p] (or value). scatter's writes to one position with several indices land in index order,
+// the last one staying, as torch's CPU kernel does (torch leaves the winner unspecified).
+enum class ScatterWrite { Add, Assign };
+
+OpInfo scatterOp(const std::string& name, ScatterWrite write, bool fromValue,
+                 const std::string& summary) {
+  std::vector<OperandSpec> operands = {{"self"}, {"index"}};
+  std::vector<AttrSpec> attributes = {{"dim", {}}};
+  if (fromValue)
+    attributes.push_back({"value", std::nullopt});
+  else
+    operands.push_back({"src"});
+  OpInfo info = dataOp(name, operands, attributes, summary);
+  info.infer = [name, fromValue](const std::vector<const Type*>& operands, const AttrMap& attrs) {
+    const TensorType& self = tensorOperand(operands, 0, name);
+    const TensorType& index = tensorOperand(operands, 1, name);
+    requireIntegral(name, index, "index");
+    if (index.rank() != self.rank())
+      shapeError(name,
+                 "self " + typeStr(self) + " and index " + typeStr(index) + " must have one rank");
+    if (!fromValue) {
+      const TensorType& src = tensorOperand(operands, 2, name);
+      if (src.rank() != self.rank())
+        shapeError(name, "self " + typeStr(self) + ", index " + typeStr(index) + " and src " +
+                             typeStr(src) + " must have one rank");
+      if (src.dtype != self.dtype)
+        throw Error("dtype", name + ": src " + typeStr(src) + " and self " + typeStr(self) +
+                                 " differ in dtype");
+    }
+    dimAttr(name, attrs, self.rank());
     return std::vector<Type>{self.withShape(self.shape)};
   };
-  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
-                      std::vector<Tensor>& outputs) {
+  info.reference = [name, write, fromValue](const std::vector<const Tensor*>& inputs,
+                                            const AttrMap& attrs, std::vector<Tensor>& outputs) {
     const Tensor& index = *inputs[1];
-    const Tensor& src = *inputs[2];
     Tensor& out = outputs[0];
     out.copyFrom(*inputs[0]);
-    size_t d = dimAttr("aten.scatter_add", attrs, out.rank());
+    size_t d = dimAttr(name, attrs, out.rank());
+    const double number = fromValue ? attrs.getFloat("value") : 0;
     for (int64_t i = 0; i < index.numel(); ++i) {
       auto coords = coordinatesOf(i, index.shape());
-      double value = src.at(linearOf(coords, src.shape()));
-      coords[d] = checkedIndex("aten.scatter_add", index.at(i), out.size(d));
+      double value = fromValue ? number : inputs[2]->at(linearOf(coords, inputs[2]->shape()));
+      coords[d] = checkedIndex(name, index.at(i), out.size(d));
       int64_t target = linearOf(coords, out.shape());
-      out.set(target, out.at(target) + value);
+      out.set(target, write == ScatterWrite::Add ? out.at(target) + value : value);
     }
   };
   return info;
+}
+
+OpInfo scatterAddOp() {
+  return scatterOp("aten.scatter_add", ScatterWrite::Add, false,
+                   "self with src[p] added at p with dim replaced by index[p] (gather's adjoint)");
+}
+
+OpInfo scatterSrcOp() {
+  return scatterOp("aten.scatter.src", ScatterWrite::Assign, false,
+                   "self with src[p] written at p with dim replaced by index[p]");
+}
+
+OpInfo scatterValueOp() {
+  return scatterOp("aten.scatter.value", ScatterWrite::Assign, true,
+                   "self with value written at p with dim replaced by index[p]");
 }
 
 // index.Tensor and index_put are torch's advanced indexing, self[i0, i1, ...] with integer
@@ -724,9 +755,10 @@ OpInfo viewBackwardOp(std::string name, std::string forward, std::vector<AttrSpe
 } // namespace
 
 void registerDataMovementOps(OpRegistry& registry) {
-  for (OpInfo (*make)() : {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp,
-                           gatherOp, scatterAddOp, indexTensorOp, indexPutOp, embeddingOp,
-                           embeddingDenseBackwardOp, constantPadOp, flipOp, repeatOp})
+  for (OpInfo (*make)() :
+       {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp, gatherOp, scatterAddOp,
+        scatterSrcOp, scatterValueOp, indexTensorOp, indexPutOp, embeddingOp,
+        embeddingDenseBackwardOp, constantPadOp, flipOp, repeatOp})
     registry.add(make());
   registry.add(triangleOp("aten.tril", true));
   registry.add(triangleOp("aten.triu", false));

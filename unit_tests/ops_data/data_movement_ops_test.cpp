@@ -163,6 +163,15 @@ TEST(DataMovementReference, IndexSelectGatherScatterAdd) {
   EXPECT_EQ(
       runOne("aten.scatter_add", {&zeros, &index, &src}, attrs({{"dim", SymExpr(1)}})).toDoubles(),
       (Values{1, 0, 2, 0, 7, 0}));
+  // torch.zeros(2, 3).scatter(1, index, src) and .scatter(1, index, -1.0); the repeated
+  // index 1 of row 1 keeps the last write (4), as torch's CPU kernel does.
+  EXPECT_EQ(
+      runOne("aten.scatter.src", {&zeros, &index, &src}, attrs({{"dim", SymExpr(1)}})).toDoubles(),
+      (Values{1, 0, 2, 0, 4, 0}));
+  EXPECT_EQ(
+      runOne("aten.scatter.value", {&zeros, &index}, attrs({{"dim", SymExpr(1)}, {"value", -1.0}}))
+          .toDoubles(),
+      (Values{-1, 0, -1, 0, -1, 0}));
   Tensor outOfRange = indexTensor({3}, {1});
   errorMessage(
       [&] {

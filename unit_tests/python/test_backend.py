@@ -128,6 +128,26 @@ def test_empty_tensors_filled_later_compile_without_fallback(trace_path):
     assert show_json(trace_path)["fallback_nodes"] == 0
 
 
+def test_scatter_forward_and_backward_compile_without_fallback(trace_path):
+    """scatter.src and scatter.value (MoE routing writes expert weights with them)."""
+
+    def route(x, index, src):
+        placed = torch.zeros_like(x).scatter(1, index, src)
+        marked = x.scatter(0, index[:1], 3.0)
+        return (placed * x).sum() + marked
+
+    x = torch.randn(4, 5, requires_grad=True)
+    src = torch.randn(4, 2, requires_grad=True)
+    index = torch.tensor([[0, 2], [4, 1], [3, 3], [1, 0]])
+    compiled = torch.compile(route, backend="loupe", options={"trace": trace_path, "strict": True})
+    got, want = compiled(x, index, src), route(x, index, src)
+    torch.testing.assert_close(got, want)
+    got_grads = torch.autograd.grad(got.sum(), [x, src])
+    for g, w in zip(got_grads, torch.autograd.grad(want.sum(), [x, src])):
+        torch.testing.assert_close(g, w)
+    assert show_json(trace_path)["fallback_nodes"] == 0
+
+
 def test_internal_error_falls_back_to_eager_and_is_recorded(trace_path, capfd):
     x = torch.randn(4, 32)
     model = Mlp()
