@@ -11,11 +11,11 @@ backward into the parameters' grads) it prints:
   garbage of the rows before). Both compilers start with a cold on-disk cache, the same way:
   each has a fresh temporary cache folder for the whole process (TORCHINDUCTOR_CACHE_DIR,
   LOUPE_CACHE_DIR), so a kernel one row compiled may serve a later row, as it would for a user
-  compiling several models in one process. With --cache-per-compile each Loupe compile gets a folder of its own instead (nothing reused).
-  Loupe is then compiled a second time over the same cache (warm), and last the model goes
-  through Dynamo and aot_autograd alone, with compilers that return the graph unchanged
-  (dynamo+aot): the part of every first call that any backend built on them pays, Inductor's
-  included, before compiling anything;
+  compiling several models in one process. With --cache-per-compile each Loupe compile gets a
+  folder of its own instead (nothing reused). Loupe is then compiled a second time over the
+  same cache (warm), and last the model goes through Dynamo and aot_autograd alone, with
+  compilers that return the graph unchanged (dynamo+aot): the part of every first call that
+  any backend built on them pays, Inductor's included, before compiling anything;
 - the largest |output - eager| (and |grad - eager| when training), so a fast wrong answer
   cannot win;
 - the fallback nodes of the Loupe trace (`loupe show --json`);

@@ -191,14 +191,6 @@ public:
                                                      .user_stack = toStack(userStack)});
   }
 
-  void recordGuard(int64_t compileId, const std::string& kind, const std::string& expr,
-                   const std::vector<PyFrame>& userStack, bool failed) {
-    writer_.recordGuard(compileId, GuardRecord{.kind = kind,
-                                               .expr = expr,
-                                               .user_stack = toStack(userStack),
-                                               .failed = failed});
-  }
-
   // (kind, expr, user stack) per guard, in one transaction.
   void recordGuards(
       int64_t compileId,
@@ -284,19 +276,19 @@ public:
   // adds the build's. A failed build is recorded as the compile's failure and raised, so the
   // caller can run the graph eagerly; every later call raises it again.
   void waitForKernels() {
-    if (kernelsReady_) return;
+    if (build_ == Build::Ready) return;
     try {
       {
         nb::gil_scoped_release noGil;
         executable_->waitForKernels();
       }
-      kernelsReady_ = true;
+      build_ = Build::Ready;
       if (trace_)
         trace_->finishCompile(compileId_, "ok", std::nullopt, std::nullopt,
                               compileMs_ + executable_->kernelBuildMs());
     } catch (const std::exception& e) {
-      if (!buildFailureRecorded_) recordFailure(e);
-      buildFailureRecorded_ = true;
+      if (build_ == Build::Running) recordFailure(e);
+      build_ = Build::Failed;
       throw;
     }
   }
@@ -390,8 +382,8 @@ private:
   int64_t compileId_;
   std::string failureStatus_;
   double compileMs_ = 0; // the constructor's: passes, code generation, the build started
-  bool kernelsReady_ = false;
-  bool buildFailureRecorded_ = false;
+  // The kernel build's outcome, recorded in the trace once it is known.
+  enum class Build { Running, Ready, Failed } build_ = Build::Running;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<TraceRecorder> recorder_;
   std::unique_ptr<Executable> executable_;
@@ -531,8 +523,6 @@ NB_MODULE(_C, m) {
            nb::arg("user_stack"),
            "user_stack: (file, line, function, code) tuples, outermost first; compile_id: the "
            "compile of the graph before the break, or None for a run-level break.")
-      .def("record_guard", &Trace::recordGuard, nb::arg("compile_id"), nb::arg("kind"),
-           nb::arg("expr"), nb::arg("user_stack"), nb::arg("failed") = false)
       .def("record_guards", &Trace::recordGuards, nb::arg("compile_id"), nb::arg("guards"),
            "Records (kind, expr, user_stack) per guard in one transaction.")
       .def("mark_guard_failed", &Trace::markGuardFailed, nb::arg("compile_id"), nb::arg("kind"),

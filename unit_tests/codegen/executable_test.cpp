@@ -85,12 +85,17 @@ TEST(Executable, LinearReluWithLibraryAndGeneratedKernels) {
   EXPECT_EQ(executable.stats().kernels.at("k1").calls, 2);
 }
 
-TEST(Executable, ABackgroundBuildIsWaitedForByTheFirstRun) {
-  LinearRelu model;
+// Kernels built in the background, into a cache folder of the test's own (so they are built).
+ExecutableOptions backgroundBuild(const std::string& cacheFolder) {
   ExecutableOptions options = testOptions();
   options.buildKernelsInBackground = true;
-  options.compiler.cacheDir = testCacheDir() + "/background";
-  Executable executable(model.graph, model.plan, options);
+  options.compiler.cacheDir = testCacheDir() + "/" + cacheFolder;
+  return options;
+}
+
+TEST(Executable, ABackgroundBuildIsWaitedForByTheFirstRun) {
+  LinearRelu model;
+  Executable executable(model.graph, model.plan, backgroundBuild("background"));
   Tensor x = randomTensor(DType::F32, {2, 4}, 1), w = randomTensor(DType::F32, {3, 4}, 2),
          b = randomTensor(DType::F32, {3}, 3);
   std::vector<Tensor> out = executable.run({x, w, b});
@@ -104,9 +109,7 @@ TEST(Executable, ABackgroundBuildIsWaitedForByTheFirstRun) {
 
 TEST(Executable, AFailedBackgroundBuildIsReportedByEveryWaitAndRun) {
   LinearRelu model;
-  ExecutableOptions options = testOptions();
-  options.buildKernelsInBackground = true;
-  options.compiler.cacheDir = testCacheDir() + "/failed-build";
+  ExecutableOptions options = backgroundBuild("failed-build");
   options.compiler.compiler = "/nonexistent/c++";
   Executable executable(model.graph, model.plan, options); // the build fails, later
   for (int attempt = 0; attempt < 2; ++attempt) {

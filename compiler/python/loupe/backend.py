@@ -314,7 +314,6 @@ class LoupeGraph:
             outputs.append(int(out.xreplace(bindings)))
         return outputs
 
-
     def wait_for_kernels(self) -> None:
         try:
             self.compiled.wait_for_kernels()
