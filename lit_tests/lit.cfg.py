@@ -12,8 +12,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.loupe_bin_root, "lit_tests")
 
 bin_dir = config.loupe_bin_root
-config.substitutions.append(("%loupe-opt", os.path.join(bin_dir, "compiler", "tools", "loupe-opt")))
-config.substitutions.append(("%loupe ", os.path.join(bin_dir, "inspector", "loupe") + " "))
+config.substitutions.append(("%loupe-opt", os.path.join(bin_dir, "tools", "loupe-opt")))
+config.substitutions.append(("%loupe ", os.path.join(bin_dir, "tools", "loupe") + " "))
 config.substitutions.append(("%python", sys.executable))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Kernels compiled by tests go to a cache inside the build tree, not the user's home.

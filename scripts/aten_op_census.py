@@ -7,7 +7,7 @@ prints each distinct op with the models using it. Ops missing from the registry 
 SymInt bookkeeping (sym_size, Python arithmetic on sizes) and tuple indexing are listed apart:
 the FX converter evaluates them, the registry does not hold them.
 
-    python scripts/aten_op_census.py [--loupe-opt build-main/compiler/tools/loupe-opt]
+    python scripts/aten_op_census.py [--loupe-opt build/tools/loupe-opt]
 """
 
 import argparse

@@ -18,7 +18,7 @@
 #include "compiler/ir/attribute.h"
 #include "compiler/ir/graph.h"
 #include "compiler/ir/type.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 

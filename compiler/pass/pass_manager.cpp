@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "compiler/ir/error.h"
-#include "compiler/ir/verifier.h"
+#include "compiler/ops/verifier.h"
 #include "compiler/pass/fault_injection.h"
 
 namespace loupe {

@@ -28,7 +28,7 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/pass/plan.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 

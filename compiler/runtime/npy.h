@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 

@@ -16,7 +16,7 @@
 #include "compiler/pass/instrumentation.h"
 #include "compiler/pass/pass.h"
 #include "compiler/runtime/executable.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 

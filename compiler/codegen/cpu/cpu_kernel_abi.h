@@ -13,7 +13,7 @@
 
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 

@@ -15,7 +15,7 @@
 
 #include "compiler/codegen/cpu/library/blas.h"
 #include "compiler/ir/attribute.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
 

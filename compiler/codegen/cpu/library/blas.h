@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
 

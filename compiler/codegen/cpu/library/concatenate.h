@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "compiler/ir/attribute.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
 

@@ -8,7 +8,7 @@
 
 #include "compiler/ir/attribute.h"
 #include "compiler/ir/error.h"
-#include "compiler/runtime/tensor.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
 

@@ -1,0 +1,162 @@
+// `loupe show`: what a trace holds (runs → compiles → passes, with counts), as a table or one
+// JSON document; or, with --compile and --pass, one snapshot in .lir.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "inspector/trace/trace_reader.h"
+#include "tools/loupe/commands.h"
+#include "tools/loupe/trace_counts.h"
+
+namespace loupe::cli {
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+void printText(const TraceReader& reader, const TraceCounts& counts) {
+  std::cout << reader.path() << "\n";
+  for (const auto& run : reader.runs()) {
+    const RunInfo& r = run.info;
+    std::cout << "run " << run.id << "  " << r.started_at << "  pid " << r.pid;
+    if (!r.torch_version.empty()) std::cout << "  torch " << r.torch_version;
+    if (!r.loupe_version.empty()) std::cout << "  loupe " << r.loupe_version;
+    if (!r.command.empty()) std::cout << "  " << r.command;
+    std::cout << "\n";
+    for (const auto& c : reader.compiles(run.id)) {
+      const CompileInfo& ci = c.info;
+      std::cout << "  compile " << c.id << "  " << (ci.compile_key.empty() ? "-" : ci.compile_key)
+                << " " << ci.graph_kind;
+      if (!ci.frame_name.empty()) std::cout << "  " << ci.frame_name;
+      if (!ci.frame_file.empty()) std::cout << " @ " << ci.frame_file << ":" << ci.frame_line;
+      std::cout << "  status " << c.outcome.status;
+      if (c.outcome.wall_ms) std::cout << "  " << fixed(*c.outcome.wall_ms, 1) << " ms";
+      std::cout << "\n";
+      if (c.outcome.error_message)
+        std::cout << "    error" << (c.outcome.error_pass ? " in " + *c.outcome.error_pass : "")
+                  << ": " << *c.outcome.error_message << "\n";
+      auto passes = reader.passes(c.id);
+      if (passes.empty()) continue;
+      std::printf("    %-3s %-26s %9s  %-7s %-13s %s\n", "#", "pass", "ms", "changed", "nodes",
+                  "decisions");
+      for (const auto& p : passes) {
+        const PassInfo& pi = p.info;
+        std::string nodes = std::to_string(pi.nodes_before) + "->" + std::to_string(pi.nodes_after);
+        std::printf(
+            "    %-3d %-26s %9s  %-7s %-13s %d%s\n", pi.ordinal, pi.name.c_str(),
+            fixed(pi.wall_ms, 3).c_str(), pi.changed ? "yes" : "no", nodes.c_str(), pi.decisions,
+            pi.status == "ok" ? "" : ("  FAILED: " + pi.error_message.value_or("")).c_str());
+      }
+      auto kernels = reader.kernels(c.id);
+      if (!kernels.empty()) {
+        std::map<std::string, int> byKind;
+        for (const auto& k : kernels)
+          ++byKind[k.kind];
+        std::cout << "    kernels:";
+        for (const auto& [kind, n] : byKind)
+          std::cout << " " << kind << " " << n;
+        std::cout << "\n";
+      }
+      if (auto plan = reader.memoryPlan(c.id)) {
+        auto bytes = [](int64_t value, const std::optional<std::string>& expr) {
+          return (expr ? *expr : std::to_string(value)) + " B";
+        };
+        std::cout << "    memory: peak " << bytes(plan->peak_bytes, plan->peak_expr) << ", arena "
+                  << bytes(plan->arena_bytes, plan->arena_expr);
+        if (plan->measured_peak_bytes)
+          std::cout << ", measured arena " << *plan->measured_peak_bytes << " B";
+        std::cout << "\n";
+      }
+    }
+  }
+  std::cout << "totals: " << counts.summary.compiles << " compiles, " << counts.summary.passes
+            << " passes, " << counts.summary.snapshots << " snapshots, " << counts.summary.nodes
+            << " nodes, " << counts.summary.graph_breaks << " graph breaks, "
+            << counts.summary.guards << " guards, " << counts.summary.recompiles << " recompiles, "
+            << counts.fallbackNodes << " fallback nodes\n";
+}
+
+nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts& counts) {
+  const auto& s = counts.summary;
+  nlohmann::ordered_json doc;
+  doc["trace"] = reader.path();
+  doc["runs"] = s.runs;
+  doc["compiles"] = s.compiles;
+  doc["passes"] = s.passes;
+  doc["snapshots"] = s.snapshots;
+  doc["nodes"] = s.nodes;
+  doc["decisions"] = s.decisions;
+  doc["graph_breaks"] = s.graph_breaks;
+  doc["guards"] = s.guards;
+  doc["recompiles"] = s.recompiles;
+  doc["warnings"] = s.warnings;
+  doc["kernels"] = nlohmann::ordered_json::object();
+  for (const char* kind : {"generated", "library", "fallback", "view"})
+    doc["kernels"][kind] = s.kernels_by_kind.count(kind) ? s.kernels_by_kind.at(kind) : 0;
+  doc["fallback_nodes"] = counts.fallbackNodes;
+  doc["final_nodes"] = counts.finalNodes;
+  doc["fallback_share"] =
+      counts.finalNodes ? double(counts.fallbackNodes) / double(counts.finalNodes) : 0.0;
+  doc["detail"] = nlohmann::ordered_json::array();
+  for (const auto& run : reader.runs()) {
+    nlohmann::ordered_json r;
+    r["id"] = run.id;
+    r["started_at"] = run.info.started_at;
+    r["pid"] = run.info.pid;
+    r["command"] = run.info.command;
+    r["torch_version"] = run.info.torch_version;
+    r["loupe_version"] = run.info.loupe_version;
+    r["compiles"] = nlohmann::ordered_json::array();
+    for (const auto& c : reader.compiles(run.id)) {
+      nlohmann::ordered_json cj;
+      cj["id"] = c.id;
+      cj["compile_key"] = c.info.compile_key;
+      cj["graph_kind"] = c.info.graph_kind;
+      cj["frame"] = {
+          {"name", c.info.frame_name}, {"file", c.info.frame_file}, {"line", c.info.frame_line}};
+      cj["status"] = c.outcome.status;
+      if (c.outcome.error_message) cj["error"] = *c.outcome.error_message;
+      if (c.outcome.wall_ms) cj["wall_ms"] = *c.outcome.wall_ms;
+      cj["passes"] = nlohmann::ordered_json::array();
+      for (const auto& p : reader.passes(c.id))
+        cj["passes"].push_back({{"ordinal", p.info.ordinal},
+                                {"name", p.info.name},
+                                {"wall_ms", p.info.wall_ms},
+                                {"changed", p.info.changed},
+                                {"nodes_before", p.info.nodes_before},
+                                {"nodes_after", p.info.nodes_after},
+                                {"decisions", p.info.decisions},
+                                {"status", p.info.status}});
+      r["compiles"].push_back(std::move(cj));
+    }
+    doc["detail"].push_back(std::move(r));
+  }
+  return doc;
+}
+
+} // namespace
+
+int runShow(const ShowOptions& options) {
+  TraceReader reader(options.trace);
+  if (!options.pass.empty() || options.compile) {
+    if (options.pass.empty() || !options.compile) {
+      printError("show: --compile and --pass go together (to print one snapshot)");
+      return 2;
+    }
+    std::cout << reader.snapshotAfterPass(*options.compile, options.pass).lir;
+    return 0;
+  }
+  TraceCounts counts = countTrace(reader);
+  if (options.json)
+    std::cout << jsonDocument(reader, counts).dump(2) << "\n";
+  else
+    printText(reader, counts);
+  return 0;
+}
+
+} // namespace loupe::cli

@@ -1,0 +1,217 @@
+// Generated pointwise kernels agree with the reference implementations: chains, diamonds,
+// broadcasting, strided inputs, every compute precision, symbolic shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/ir/error.h"
+#include "unit_tests/compiler/codegen/codegen_test_support.h"
+
+namespace loupe::testing {
+namespace {
+
+struct FusedGraph {
+  Graph graph{"pointwise"};
+  std::unique_ptr<Graph> body = std::make_unique<Graph>("body");
+  std::vector<Value*> outerInputs;
+  std::vector<Value*> bodyInputs;
+
+  Value* input(const TensorType& type, const std::string& name) {
+    outerInputs.push_back(graph.addInput(type, name));
+    bodyInputs.push_back(body->addInput(type, name + "_b"));
+    return bodyInputs.back();
+  }
+  Value* op(const std::string& name, std::vector<Value*> operands, AttrMap attrs = {}) {
+    return GraphBuilder(*body, nullptr).op(name, std::move(operands), std::move(attrs));
+  }
+  // Yields `outputs` from the body and returns them from the graph through one fused node.
+  void finish(std::vector<Value*> outputs, const std::string& kind = "pointwise") {
+    body->setOutputs(std::move(outputs));
+    Node* fused = addFused(graph, std::move(body), outerInputs, kind);
+    graph.setOutputs(fused->results());
+  }
+};
+
+AttrMap scalarAttr(const std::string& name, double value) {
+  AttrMap attrs;
+  attrs.set(name, value);
+  return attrs;
+}
+
+TEST(PointwiseKernel, ChainOfUnaryAndBinaryOps) {
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F32, {4, 5}), "x");
+  Value* y = g.input(tensorType(DType::F32, {4, 5}), "y");
+  Value* t = g.op("aten.mul.Tensor", {g.op("aten.exp", {x}), y});
+  g.finish({g.op("aten.relu", {g.op("aten.add.Scalar", {t}, scalarAttr("other", -1.5))})});
+  expectGeneratedMatchesReference(
+      g.graph, {randomTensor(DType::F32, {4, 5}, 1), randomTensor(DType::F32, {4, 5}, 2)});
+}
+
+// pow with a constant exponent takes the multiply / sqrt / reciprocal forms torch's CPU kernel
+// uses for 2, 3, 0.5, -1 and -2, and std::pow otherwise; every form matches the reference, and a
+// tensor exponent still goes through the general path.
+TEST(PointwiseKernel, PowTakesTheSpecialFormsOfConstantExponents) {
+  for (double exponent : {2.0, 3.0, 0.5, -1.0, -2.0, 2.5, 0.0}) {
+    SCOPED_TRACE("exponent " + std::to_string(exponent));
+    FusedGraph g;
+    Value* x = g.input(tensorType(DType::F32, {5, 9}), "x");
+    Value* positive = g.op("aten.add.Scalar", {g.op("aten.abs", {x})}, scalarAttr("other", 0.25));
+    g.finish({g.op("aten.pow.Tensor_Scalar", {positive}, scalarAttr("exponent", exponent))});
+    expectGeneratedMatchesReference(g.graph, {randomTensor(DType::F32, {5, 9}, 21)});
+  }
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F32, {5, 9}), "x");
+  Value* e = g.input(tensorType(DType::F32, {5, 9}), "e");
+  Value* positive = g.op("aten.add.Scalar", {g.op("aten.abs", {x})}, scalarAttr("other", 0.25));
+  g.finish({g.op("aten.pow.Tensor_Tensor", {positive, e})});
+  expectGeneratedMatchesReference(
+      g.graph, {randomTensor(DType::F32, {5, 9}, 22), randomTensor(DType::F32, {5, 9}, 23)});
+}
+
+TEST(PointwiseKernel, DiamondWithTwoOutputs) {
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F32, {6, 7}), "x");
+  Value* negated = g.op("aten.neg", {x});
+  Value* exp = g.op("aten.exp", {negated});
+  Value* sigmoid = g.op("aten.sigmoid", {negated});
+  g.finish({exp, g.op("aten.add.Tensor", {exp, sigmoid})});
+  expectGeneratedMatchesReference(g.graph, {randomTensor(DType::F32, {6, 7}, 3)});
+}
+
+TEST(PointwiseKernel, BroadcastsOperandsIntoTheOutputShape) {
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F32, {4, 1, 5}), "x");
+  Value* y = g.input(tensorType(DType::F32, {3, 1}), "y");
+  Value* z = g.input(tensorType(DType::F32, {}), "z");
+  g.finish({g.op("aten.mul.Tensor", {g.op("aten.sub.Tensor", {x, y}), z})});
+  expectGeneratedMatchesReference(g.graph, {randomTensor(DType::F32, {4, 1, 5}, 4),
+                                            randomTensor(DType::F32, {3, 1}, 5),
+                                            randomTensor(DType::F32, {}, 6)});
+}
+
+TEST(PointwiseKernel, ReadsPermutedAndSlicedInputsThroughTheirStrides) {
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F32, {3, 4}), "x");
+  Value* y = g.input(tensorType(DType::F32, {3, 4}), "y");
+  g.finish({g.op("aten.sub.Tensor", {x, y})});
+  Tensor base = randomTensor(DType::F32, {4, 3}, 7);
+  Tensor transposed = base.view({3, 4}, {1, 3}, 0);
+  Tensor wide = randomTensor(DType::F32, {3, 8}, 8);
+  Tensor everyOther = wide.view({3, 4}, {8, 2}, 1);
+  expectGeneratedMatchesReference(g.graph, {transposed, everyOther});
+}
+
+TEST(PointwiseKernel, ComputesInDoubleForF64) {
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::F64, {5}), "x");
+  g.finish({g.op("aten.mul.Scalar", {g.op("aten.exp", {x})}, scalarAttr("other", 1.0 / 3.0))});
+  expectGeneratedMatchesReference(g.graph, {randomTensor(DType::F64, {5}, 9)}, 1e-14);
+}
+
+TEST(PointwiseKernel, ConvertsHalfTypesOnLoadAndStore) {
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    FusedGraph g;
+    Value* x = g.input(tensorType(dtype, {33}), "x");
+    Value* y = g.input(tensorType(dtype, {33}), "y");
+    g.finish({g.op("aten.mul.Tensor", {g.op("aten.tanh", {x}), y})});
+    double ulp = dtype == DType::F16 ? 1e-3 : 8e-3;
+    expectGeneratedMatchesReference(
+        g.graph, {randomTensor(dtype, {33}, 10), randomTensor(dtype, {33}, 11)}, ulp);
+  }
+}
+
+TEST(PointwiseKernel, IntegerAndBoolOps) {
+  FusedGraph g;
+  Value* x = g.input(tensorType(DType::I64, {10}), "x");
+  Value* y = g.input(tensorType(DType::I64, {10}), "y");
+  Value* flag = g.input(tensorType(DType::Bool, {10}), "flag");
+  Value* sum = g.op("aten.add.Tensor", {g.op("aten.mul.Tensor", {x, y}), x});
+  Value* positive = g.op("aten.gt.Scalar", {sum}, scalarAttr("other", 0.0));
+  g.finish({sum, g.op("aten.logical_and", {positive, g.op("aten.logical_not", {flag})})});
+  expectGeneratedMatchesReference(g.graph,
+                                  {randomTensor(DType::I64, {10}, 12),
+                                   randomTensor(DType::I64, {10}, 13),
+                                   randomTensor(DType::Bool, {10}, 14)},
+                                  0);
+}
+
+// The kernel prelude has its own math (no standard header): every function of it, in both
+// floating precisions, agrees with the reference, and so do integer abs and pow, and literals of
+// infinity.
+TEST(PointwiseKernel, EveryMathFunctionOfThePreludeMatchesTheReference) {
+  for (DType dtype : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    FusedGraph g;
+    Value* x = g.input(tensorType(dtype, {37}), "x");
+    Value* y = g.input(tensorType(dtype, {37}), "y");
+    Value* positive = g.op("aten.add.Scalar", {g.op("aten.abs", {x})}, scalarAttr("other", 0.25));
+    std::vector<Value*> outputs;
+    for (const char* unary :
+         {"aten.exp", "aten.log1p", "aten.expm1", "aten.sin", "aten.cos", "aten.tanh", "aten.erf",
+          "aten.floor", "aten.ceil", "aten.round", "aten.abs", "aten.sigmoid", "aten.gelu"})
+      outputs.push_back(g.op(unary, {x}));
+    for (const char* ofPositive : {"aten.log", "aten.sqrt", "aten.rsqrt"})
+      outputs.push_back(g.op(ofPositive, {positive}));
+    for (const char* binary : {"aten.fmod.Tensor", "aten.remainder.Tensor"})
+      outputs.push_back(g.op(binary, {x, positive}));
+    for (const char* mode : {"floor", "trunc"}) {
+      AttrMap rounding;
+      rounding.set("rounding_mode", std::string(mode));
+      outputs.push_back(g.op("aten.div.Tensor_mode", {x, positive}, rounding));
+    }
+    outputs.push_back(g.op("aten.pow.Tensor_Tensor", {positive, y}));
+    outputs.push_back(g.op("aten.pow.Tensor_Scalar", {positive}, scalarAttr("exponent", 2.5)));
+    outputs.push_back(g.op("aten.clamp_min", {x}, scalarAttr("min", -INFINITY)));
+    g.finish(outputs);
+    double tolerance = dtype == DType::F32 ? 1e-5 : 1e-13;
+    expectGeneratedMatchesReference(
+        g.graph, {randomTensor(dtype, {37}, 40), randomTensor(dtype, {37}, 41)}, tolerance);
+  }
+  for (DType dtype : {DType::I64, DType::I32, DType::I8}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    FusedGraph g;
+    Value* x = g.input(tensorType(dtype, {37}), "x");
+    g.finish(
+        {g.op("aten.abs", {x}), g.op("aten.pow.Tensor_Scalar", {x}, scalarAttr("exponent", 2))});
+    expectGeneratedMatchesReference(g.graph, {randomTensor(dtype, {37}, 42)}, 0);
+  }
+}
+
+TEST(PointwiseKernel, OneSymbolicKernelRunsAtSeveralSizes) {
+  FusedGraph g;
+  SymExpr s0 = SymExpr::symbol("s0");
+  Value* x = g.input(tensorType(DType::F32, {s0, 8}), "x");
+  Value* bias = g.input(tensorType(DType::F32, {8}), "bias");
+  g.finish({g.op("aten.relu", {g.op("aten.add.Tensor", {x, bias})})});
+  for (int64_t rows : {3, 17})
+    expectGeneratedMatchesReference(
+        g.graph, {randomTensor(DType::F32, {rows, 8}, 15), randomTensor(DType::F32, {8}, 16)});
+  std::string source = generateCpuKernel(*g.graph.nodes().front(), "k").source;
+  EXPECT_EQ(source.find("17"), std::string::npos) << "sizes must come from the arguments";
+}
+
+TEST(PointwiseKernel, ASingleElementwiseNodeIsAGroupOfOne) {
+  Graph graph("single");
+  Value* x = graph.addInput(tensorType(DType::F32, {2, 3}), "x");
+  Value* y = graph.addInput(tensorType(DType::F32, {3}), "y");
+  graph.setOutputs({GraphBuilder(graph, nullptr).op("aten.div.Tensor", {x, y})});
+  expectGeneratedMatchesReference(
+      graph, {randomTensor(DType::F32, {2, 3}, 17), randomTensor(DType::F32, {3}, 18)});
+}
+
+TEST(PointwiseKernel, RefusesGroupsItCannotGenerateAndSaysWhy) {
+  FusedGraph g;
+  Value* a = g.input(tensorType(DType::F32, {2, 3}), "a");
+  Value* b = g.input(tensorType(DType::F32, {3, 4}), "b");
+  g.finish({g.op("aten.relu", {g.op("aten.mm", {a, b})})});
+  std::string why;
+  const Node& fused = *g.graph.nodes().front();
+  EXPECT_FALSE(canGenerateCpuKernel(fused, &why));
+  EXPECT_NE(why.find("aten.mm"), std::string::npos) << why;
+  EXPECT_THROW(generateCpuKernel(fused, "k"), Error);
+}
+
+} // namespace
+} // namespace loupe::testing
