@@ -327,8 +327,14 @@ OpInfo scatterOp(const std::string& name, ScatterWrite write, bool fromValue,
     for (int64_t i = 0; i < index.numel(); ++i) {
       auto coords = coordinatesOf(i, index.shape());
       double value = fromValue ? number : inputs[2]->at(linearOf(coords, inputs[2]->shape()));
-      coords[d] = checkedIndex(name, index.at(i), out.size(d));
-      int64_t target = linearOf(coords, out.shape());
+      // A 0-d self is one element along dim 0, as in torch (median's backward scatters so).
+      int64_t target = 0;
+      if (out.rank() == 0) {
+        checkedIndex(name, index.at(i), 1);
+      } else {
+        coords[d] = checkedIndex(name, index.at(i), out.size(d));
+        target = linearOf(coords, out.shape());
+      }
       out.set(target, write == ScatterWrite::Add ? out.at(target) + value : value);
     }
   };

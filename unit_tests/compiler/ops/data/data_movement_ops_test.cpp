@@ -180,6 +180,26 @@ TEST(DataMovementReference, IndexSelectGatherScatterAdd) {
       "runtime");
 }
 
+// torch.zeros(()).scatter(0, torch.tensor(0), torch.tensor(5.)): a 0-d self is one element along
+// dim 0. Median's backward on a 0-d input scatters so.
+TEST(DataMovementReference, ScatterIntoAZeroDimTensor) {
+  Tensor zero = Tensor::zeros(DType::F32, {});
+  Tensor index = indexTensor({0}, {});
+  Tensor src = Tensor::fromDoubles({5}, DType::F32, {});
+  Tensor out = runOne("aten.scatter.src", {&zero, &index, &src}, attrs({{"dim", SymExpr(0)}}));
+  EXPECT_EQ(out.rank(), 0u);
+  EXPECT_EQ(out.toDoubles(), (Values{5}));
+  EXPECT_EQ(
+      runOne("aten.scatter_add", {&out, &index, &src}, attrs({{"dim", SymExpr(0)}})).toDoubles(),
+      (Values{10}));
+  Tensor outOfRange = indexTensor({1}, {});
+  errorMessage(
+      [&] {
+        runOne("aten.scatter.src", {&zero, &outOfRange, &src}, attrs({{"dim", SymExpr(0)}}));
+      },
+      "runtime");
+}
+
 TEST(DataMovementReference, GatherAndScatterAddAreAdjoint) {
   std::mt19937 rng(7);
   Tensor x = randomTensor({4, 5}, rng);
