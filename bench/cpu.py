@@ -53,7 +53,10 @@ import torch  # noqa: E402
 from functorch.compile import make_boxed_func  # noqa: E402
 
 import loupe.backend as loupe_backend  # noqa: E402
+import loupe.compiled as loupe_compiled  # noqa: E402
 from loupe import _C  # noqa: E402
+from loupe.config import Config  # noqa: E402
+from loupe.traces import open_trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit_tests" / "python"))
 import models as model_zoo  # noqa: E402
@@ -76,13 +79,13 @@ def progress(message: str) -> None:
 captured: list = []  # the LoupeGraph of every graph compiled since the last clear
 
 
-class CapturedLoupeGraph(loupe_backend.LoupeGraph):
+class CapturedLoupeGraph(loupe_compiled.LoupeGraph):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         captured.append(self)
 
 
-loupe_backend.LoupeGraph = CapturedLoupeGraph
+loupe_compiled.LoupeGraph = CapturedLoupeGraph  # what compile_graph builds
 
 
 # --- one model, one mode ---------------------------------------------------------------------
@@ -200,13 +203,13 @@ def kernel_profile(graphs: list, before: list[dict], row: Row, calls: int) -> No
 
 def recording_cost(graphs: list, trace_path: str, repeats: int) -> tuple[float, float]:
     """C++ compile time of the captured graphs with the trace and without one (warm cache)."""
-    trace, run_id = loupe_backend.open_trace(loupe_backend.Config(trace=trace_path))
+    trace, run_id = open_trace(Config(trace=trace_path))
     pipeline = _C.resolve_pipeline("default", [])
 
     def compile_all(record: bool) -> float:
         start = time.perf_counter()
         for graph in graphs:
-            fallback = loupe_backend.fallback_for(graph.lir)
+            fallback = loupe_compiled.fallback_for(graph.lir)
             if record:
                 info = _C.CompileInfo()
                 info.graph_kind = "graph"

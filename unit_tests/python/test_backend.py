@@ -187,9 +187,10 @@ def test_input_graph_that_fails_to_verify_is_kept_in_the_trace(trace_path):
     """A graph rejected before any pass ran (here a result type that disagrees with shape
     inference) is recorded as a failed "import" pass holding the graph, so the trace shows
     what the error is about."""
-    from loupe import backend
+    from loupe.config import Config
+    from loupe.traces import open_trace
 
-    trace, run_id = backend.open_trace(backend.Config(trace=trace_path))
+    trace, run_id = open_trace(Config(trace=trace_path))
     info = _C.CompileInfo()
     info.graph_kind = "graph"
     compile_id = trace.begin_compile(run_id, info)
@@ -367,7 +368,7 @@ def test_sizes_torch_writes_under_its_guards_compile(trace_path):
 
 
 def test_options_and_environment_configure_the_backend(monkeypatch):
-    from loupe.backend import Config
+    from loupe.config import Config
 
     monkeypatch.setenv("LOUPE_DROPOUT_RNG", "torch")
     monkeypatch.setenv("LOUPE_CHECK", "1")

@@ -121,7 +121,7 @@ def test_segformer_compiles_backward_through_permuted_convolutions(trace_path):
 
 def test_mobilenet_relu6_backward_is_decomposed_not_left_to_the_fallback(trace_path):
     """ReLU6 is hardtanh, whose backward Loupe has no kernel for: torch decomposes it while
-    aot_autograd traces (backend.decompositions), so the depthwise-separable network compiles
+    aot_autograd traces (loupe/decompositions.py), so the depthwise-separable network compiles
     whole. Evaluation mode: in training, batch norm over a 2x1x1 batch makes the gradients so
     ill-conditioned that eager's float32 differs from float64 by more than any tolerance."""
     model = transformer_models.build("mobilenet_v2", dropout=False, attention=None).eval()
