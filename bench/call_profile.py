@@ -51,14 +51,17 @@ class TimedRun:
     def stats(self):
         return self.compiled.stats()
 
+    def wait_for_kernels(self):
+        self.compiled.wait_for_kernels()
+
     @property
     def output_inputs(self):
         return self.compiled.output_inputs
 
 
 class ProfiledLoupeGraph(loupe_compiled.LoupeGraph):
-    def __init__(self, gm, lir, compiled):
-        super().__init__(gm, lir, TimedRun(compiled))
+    def __init__(self, gm, lir, compiled, *rest):
+        super().__init__(gm, lir, TimedRun(compiled), *rest)
         self.seconds = 0.0
         graphs.append(self)
 
