@@ -177,7 +177,9 @@ class BisectingGraph:
         result.update(graph=self.name, compile_id=self.compile_id, trace=self.trace.path)
         bisections.append(result)
         if result["diverged"]:
-            print(f"loupe bisect: graph {self.name} (compile {self.compile_id} in {self.trace.path})")
+            print(
+                f"loupe bisect: graph {self.name} (compile {self.compile_id} in {self.trace.path})"
+            )
             print(result["report"], end="", flush=True)
 
 

@@ -36,7 +36,16 @@ class Config:
     def resolve(options: dict[str, Any] | None) -> "Config":
         """`options` from torch.compile first, then LOUPE_* environment variables."""
         options = dict(options or {})
-        known = {"trace", "check", "strict", "pipeline", "disable_passes", "bisect", "inject_fault", "dropout_rng"}
+        known = {
+            "trace",
+            "check",
+            "strict",
+            "pipeline",
+            "disable_passes",
+            "bisect",
+            "inject_fault",
+            "dropout_rng",
+        }
         unknown = set(options) - known
         if unknown:
             raise ValueError(f"unknown loupe option(s) {sorted(unknown)}")
@@ -52,7 +61,9 @@ class Config:
             dropout_rng=options.get("dropout_rng", env.get("LOUPE_DROPOUT_RNG", "loupe")),
         )
         if config.dropout_rng not in DROPOUT_RNG:
-            raise ValueError(f"loupe option dropout_rng must be one of {DROPOUT_RNG}, not {config.dropout_rng!r}")
+            raise ValueError(
+                f"loupe option dropout_rng must be one of {DROPOUT_RNG}, not {config.dropout_rng!r}"
+            )
         if config.inject_fault is not None:
             parse_fault(str(config.inject_fault))  # a malformed value is an error now
         return config
@@ -66,7 +77,6 @@ def parse_fault(text: str) -> tuple[str | None, int]:
     match = _FAULT.fullmatch(text.strip())
     if not match:
         raise ValueError(
-            "inject_fault expects N or KIND:N (KIND forward, backward or inference), "
-            f"got {text!r}"
+            f"inject_fault expects N or KIND:N (KIND forward, backward or inference), got {text!r}"
         )
     return match.group(1), int(match.group(2))

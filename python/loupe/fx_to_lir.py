@@ -355,7 +355,8 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
     return [
         (a, given.get(a.name))
         for a in schema.arguments
-        if a.name in given or (_is_tensor_argument(a.type) and isinstance(a.type, torch._C.OptionalType))
+        if a.name in given
+        or (_is_tensor_argument(a.type) and isinstance(a.type, torch._C.OptionalType))
     ]
 
 
@@ -501,7 +502,10 @@ class _Converter:
 
         vals = list(val) if isinstance(val, (list, tuple)) else [val]
         bound = {arg.name: value for arg, value in _bind_schema(target, node)}
-        vals = [v if v is not None else _unrequested_result(target, i, bound) for i, v in enumerate(vals)]
+        vals = [
+            v if v is not None else _unrequested_result(target, i, bound)
+            for i, v in enumerate(vals)
+        ]
         if not vals or not all(isinstance(v, (torch.Tensor, str)) for v in vals):
             raise ConversionError(f"node {node.name} ({node.target}) does not return tensors only")
         if isinstance(val, (list, tuple)):
@@ -513,7 +517,9 @@ class _Converter:
         else:
             names = [node.name]
             self.names[node] = node.name
-        types = [v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals]
+        types = [
+            v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals
+        ]
         repacks = []
         if _allocates_results(target):
             names = list(names)
@@ -570,7 +576,9 @@ class _Converter:
                 self._repack(name, val, order, loc)
         return True
 
-    def _draw_keep(self, name: str, x: str, like: torch.Tensor, p: float, order, loc: str) -> list[str]:
+    def _draw_keep(
+        self, name: str, x: str, like: torch.Tensor, p: float, order, loc: str
+    ) -> list[str]:
         """Lines defining `name` as torch's bernoulli(p) draw shaped like `x` (whose value is
         `like`). torch draws dropout's mask in the memory order of its layout (`order`, None for
         row-major) while bernoulli.p draws in the logical order of its operand, so the draw is
@@ -589,7 +597,9 @@ class _Converter:
                 f" : {type_text(like.dtype, shape, strides)}{loc}"
             )
         drawn_type = type_text(like.dtype, shape)
-        lines.append(f"  {draw} = aten.bernoulli.p({source}) {{p={attr_text(p, name)}}} : {drawn_type}{loc}")
+        lines.append(
+            f"  {draw} = aten.bernoulli.p({source}) {{p={attr_text(p, name)}}} : {drawn_type}{loc}"
+        )
         if order:
             inverse = [order.index(d) for d in range(len(order))]
             packed = _row_major_strides(shape)
@@ -614,7 +624,9 @@ class _Converter:
             f" : {tensor_type(val, name)}{loc}",
         ]
 
-    def _number_operand(self, node: torch.fx.Node, arg: str, value: Any, operands: list[str]) -> Slot:
+    def _number_operand(
+        self, node: torch.fx.Node, arg: str, value: Any, operands: list[str]
+    ) -> Slot:
         """A Python number in a tensor slot of an op without a .Scalar overload (floor division
         by a number decomposes to div.Tensor_mode(x, 2)) becomes a 0-d tensor. Its dtype keeps
         torch's promotion: a 0-d operand, like a number, does not decide the result's dtype
@@ -714,4 +726,3 @@ def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[
     results = result if isinstance(result, (list, tuple)) else [result]
     for out, value in zip(outputs, results):
         out.copy_(value)
-
