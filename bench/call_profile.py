@@ -117,7 +117,8 @@ def profile(name: str, mode: str, warmup: int, runs: int) -> None:
         samples["kernels"].append(kernels)
     median = {k: statistics.median(v) * 1e3 for k, v in samples.items()}
     print(
-        f"{name}/{mode}: eager {statistics.median(eager_samples) * 1e3:.3f} | call {median['call']:.3f}"
+        f"{name}/{mode}: eager {statistics.median(eager_samples) * 1e3:.3f}"
+        f" | call {median['call']:.3f}"
         f" adapter {median['adapter']:.3f} run {median['run']:.3f} kernels {median['kernels']:.3f}"
         f" | outside adapter {median['call'] - median['adapter']:.3f}"
         f" adapter python {median['adapter'] - median['run']:.3f}"

@@ -35,8 +35,8 @@ import gc
 import json
 import math
 import os
-import statistics
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -325,7 +325,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 def report(rows: list[Row], args) -> None:
     threads = torch.get_num_threads()
     print(
-        f"\n## Latency (median of {args.runs} calls after {args.warmup} warmup, {threads} threads)\n"
+        f"\n## Latency (median of {args.runs} calls after {args.warmup} warmup,"
+        f" {threads} threads)\n"
     )
     print(
         table(
@@ -399,7 +400,8 @@ def report(rows: list[Row], args) -> None:
         )
     )
     print(
-        "\n## Where a Loupe call goes (ms per call: kernel time by implementation; the rest outside kernels)\n"
+        "\n## Where a Loupe call goes (ms per call: kernel time by implementation;"
+        " the rest outside kernels)\n"
     )
     kinds = sorted({k for r in rows for k in r.kernel_ms_by_kind})
     print(
@@ -423,7 +425,8 @@ def report(rows: list[Row], args) -> None:
     ] or rows  # rows that ran eagerly have nothing to measure
     repeats = args.record_repeats
     print(
-        f"\n## Cost of recording (captured graphs compiled again, warm kernel cache, median of {repeats})\n"
+        "\n## Cost of recording (captured graphs compiled again, warm kernel cache,"
+        f" median of {repeats})\n"
     )
     print(
         table(
@@ -453,7 +456,8 @@ def report(rows: list[Row], args) -> None:
         )
     )
     print(
-        "\nThe backend has no option to turn recording off: 'no trace' compiles through loupe._C directly."
+        "\nThe backend has no option to turn recording off:"
+        " 'no trace' compiles through loupe._C directly."
     )
 
     def worst(candidates: list[Row], measure: Callable[[Row], float]) -> str:
@@ -477,13 +481,14 @@ def report(rows: list[Row], args) -> None:
         (
             f"first-call compile at most {COMPILE_VS_INDUCTOR} of Inductor's",
             max(map(compile_share, rows)) <= COMPILE_VS_INDUCTOR,
-            f"loupe cold/inductor {worst(rows, compile_share)}; all rows {total_cold:.1f} s vs {total_inductor:.1f} s",
+            f"loupe cold/inductor {worst(rows, compile_share)};"
+            f" all rows {total_cold:.1f} s vs {total_inductor:.1f} s",
         ),
         (
             f"recording adds at most {RECORDING_OVERHEAD:.0%} to compile time",
             max(map(record_share, compiled)) <= RECORDING_OVERHEAD,
-            f"share of the warm first call {worst(compiled, record_share)}; of the C++ compile alone, all rows "
-            f"{record_cpp:+.1%}",
+            f"share of the warm first call {worst(compiled, record_share)};"
+            f" of the C++ compile alone, all rows {record_cpp:+.1%}",
         ),
     ]
     print("\n## Goals\n")
@@ -515,7 +520,8 @@ def main() -> None:
     parser.add_argument(
         "--cache-per-compile",
         action="store_true",
-        help="a fresh Loupe kernel cache for every compile (default: one for the process, like Inductor's)",
+        help="a fresh Loupe kernel cache for every compile"
+        " (default: one for the process, like Inductor's)",
     )
     args = parser.parse_args()
     if args.quick:

@@ -2,6 +2,7 @@
 # pipe loupe-opt (or loupe) output into FileCheck.
 import os
 import sys
+
 import lit.formats
 
 config.name = "loupe"

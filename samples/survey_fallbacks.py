@@ -14,8 +14,8 @@ dropout masks come from its own generator, so the error against eager is large; 
 `--dropout-rng torch` torch draws them (one aten.bernoulli.p fallback node per dropout, see
 docs/python-adapter.md) and the results match eager.
 
-    HF_HUB_OFFLINE=1 python3 samples/survey_fallbacks.py [--models gpt2,bert] [--scenarios eval,mask]
-        [--dropout-rng torch]
+    HF_HUB_OFFLINE=1 python3 samples/survey_fallbacks.py [--models gpt2,bert]
+        [--scenarios eval,mask] [--dropout-rng torch]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Checks the include rule of docs/architecture.md: each folder includes only its own layer and
 the layers it is allowed to build on.
 
-    scripts/check_layers.py          # exit 0: every include is allowed; 1: lists the ones that are not
+    scripts/check_layers.py   # exit 0: every include is allowed; 1: lists the ones that are not
 
 The table below is the rule; docs/architecture.md draws the same picture. Every C++ file of the
 project belongs to the longest folder prefix listed (a file outside them is an error too, so a
@@ -24,7 +24,8 @@ COMPILER = [
 
 
 def below(layer: str) -> list[str]:
-    """The compiler layers under `layer` (itself included): ir < tensor < ops < pass < codegen < runtime."""
+    """The compiler layers under `layer` (itself included):
+    ir < tensor < ops < pass < codegen < runtime."""
     return COMPILER[: COMPILER.index(layer) + 1]
 
 

@@ -33,7 +33,7 @@ class Config:
     dropout_rng: str = "loupe"
 
     @staticmethod
-    def resolve(options: dict[str, Any] | None) -> "Config":
+    def resolve(options: dict[str, Any] | None) -> Config:
         """`options` from torch.compile first, then LOUPE_* environment variables."""
         options = dict(options or {})
         known = {

@@ -19,8 +19,9 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 __all__ = [
     "StackFrame",
@@ -219,7 +220,8 @@ class DynamoEventCapture:
             except Exception as error:
                 self._warn(
                     None,
-                    f"dynamo event logger trace_log not available on torch {_torch_version()}: {error}",
+                    "dynamo event logger trace_log not available on torch"
+                    f" {_torch_version()}: {error}",
                 )
                 return self
             self._logger = trace_log

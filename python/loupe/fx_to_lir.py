@@ -249,7 +249,8 @@ def _physical_order(val: torch.Tensor, what: str) -> list[int] | None:
         strides[dim] = dense[position]
     if type_text(val.dtype, list(val.shape), strides) != tensor_type(val, what):
         raise ConversionError(
-            f"{what} has shape {list(val.shape)} and strides {list(val.stride())}, not a dense layout"
+            f"{what} has shape {list(val.shape)} and strides {list(val.stride())},"
+            " not a dense layout"
         )
     return list(order)
 
@@ -566,8 +567,8 @@ class _Converter:
         self.lines += self._draw_keep(names[0] + ".keep", x, _val(source), 1 - p, orders[1], loc)
         self.lines += [
             f"  {kept} = aten.mul.Tensor({x}, {keep}) : {values}{loc}",
-            f"  {value_ref(defined[0])} = aten.mul.Scalar({kept}) {{other={attr_text(1 / (1 - p), node.name)}}}"
-            f" : {values}{loc}",
+            f"  {value_ref(defined[0])} = aten.mul.Scalar({kept})"
+            f" {{other={attr_text(1 / (1 - p), node.name)}}} : {values}{loc}",
             f"  {value_ref(defined[1])} = prims.convert_element_type({keep}) {{dtype=bool}}"
             f" : {type_text(mask.dtype, list(mask.shape))}{loc}",
         ]
@@ -617,7 +618,8 @@ class _Converter:
         inverse = [order.index(d) for d in range(len(order))]
         physical, packed = value_ref(name + ".physical"), value_ref(name + ".packed")
         self.lines += [
-            f"  {physical} = aten.permute({value_ref(name + '.rowmajor')}) {{dims={attr_text(order, name)}}}"
+            f"  {physical} = aten.permute({value_ref(name + '.rowmajor')})"
+            f" {{dims={attr_text(order, name)}}}"
             f" : {type_text(val.dtype, shape, [rowmajor[d] for d in order])}{loc}",
             f"  {packed} = aten.clone({physical}) : {type_text(val.dtype, shape)}{loc}",
             f"  {value_ref(name)} = aten.permute({packed}) {{dims={attr_text(inverse, name)}}}"

@@ -1,16 +1,16 @@
 """torch.compile(backend="loupe") end to end: results against eager, and what the trace keeps."""
 
 import copy
-import re
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 import torch
 import torch.nn as nn
-from conftest import query, show_json
 
+from conftest import query, show_json
 from loupe import _C
 
 

@@ -9,9 +9,9 @@ import copy
 
 import pytest
 import torch
-from conftest import query, show_json
 
 import models
+from conftest import query, show_json
 
 loupe_native = pytest.importorskip(
     "loupe._C", reason="the loupe package is not installed (pip install .)"
@@ -147,7 +147,8 @@ def test_bert_padding_mask_reaches_the_attention_kernel(trace_path):
 
 
 def training_losses(model, inputs, optimizer_class, steps=5):
-    """Losses of `steps` optimizer steps on a fixed cotangent-weighted loss, and the final weights."""
+    """Losses of `steps` optimizer steps on a fixed cotangent-weighted loss, and the final
+    weights."""
     optimizer = optimizer_class(model.parameters(), lr=1e-2)
     target = None
     losses = []

@@ -12,6 +12,7 @@ import copy
 
 import pytest
 import torch
+
 from conftest import query, show_json
 
 pytest.importorskip("transformers")
