@@ -35,8 +35,8 @@ import gc
 import json
 import math
 import os
-import statistics
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,7 +53,10 @@ import torch  # noqa: E402
 from functorch.compile import make_boxed_func  # noqa: E402
 
 import loupe.backend as loupe_backend  # noqa: E402
+import loupe.compiled as loupe_compiled  # noqa: E402
 from loupe import _C  # noqa: E402
+from loupe.config import Config  # noqa: E402
+from loupe.traces import open_trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit_tests" / "python"))
 import models as model_zoo  # noqa: E402
@@ -76,13 +79,13 @@ def progress(message: str) -> None:
 captured: list = []  # the LoupeGraph of every graph compiled since the last clear
 
 
-class CapturedLoupeGraph(loupe_backend.LoupeGraph):
+class CapturedLoupeGraph(loupe_compiled.LoupeGraph):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         captured.append(self)
 
 
-loupe_backend.LoupeGraph = CapturedLoupeGraph
+loupe_compiled.LoupeGraph = CapturedLoupeGraph  # what compile_graph builds
 
 
 # --- one model, one mode ---------------------------------------------------------------------
@@ -191,7 +194,9 @@ def kernel_profile(graphs: list, before: list[dict], row: Row, calls: int) -> No
     kernels = []
     for graph, baseline in zip(graphs, before, strict=True):
         for name, (implementation, _, total_ms, _) in graph.compiled.stats().items():
-            kernels.append((name, implementation, (total_ms - baseline.get(name, (0, 0, 0.0, 0))[2]) / calls))
+            kernels.append(
+                (name, implementation, (total_ms - baseline.get(name, (0, 0, 0.0, 0))[2]) / calls)
+            )
     for _, implementation, ms in kernels:
         kind = implementation.split(":")[0]
         row.kernel_ms_by_kind[kind] = row.kernel_ms_by_kind.get(kind, 0.0) + ms
@@ -200,13 +205,13 @@ def kernel_profile(graphs: list, before: list[dict], row: Row, calls: int) -> No
 
 def recording_cost(graphs: list, trace_path: str, repeats: int) -> tuple[float, float]:
     """C++ compile time of the captured graphs with the trace and without one (warm cache)."""
-    trace, run_id = loupe_backend.open_trace(loupe_backend.Config(trace=trace_path))
+    trace, run_id = open_trace(Config(trace=trace_path))
     pipeline = _C.resolve_pipeline("default", [])
 
     def compile_all(record: bool) -> float:
         start = time.perf_counter()
         for graph in graphs:
-            fallback = loupe_backend.fallback_for(graph.lir)
+            fallback = loupe_compiled.fallback_for(graph.lir)
             if record:
                 info = _C.CompileInfo()
                 info.graph_kind = "graph"
@@ -243,7 +248,8 @@ def bench(name: str, mode: str, args) -> Row:
     module, inputs = model_zoo.MODELS[name]()
     module.train(mode == "train")
     copies = {
-        backend: copy.deepcopy(module) for backend in ("eager", "inductor", "loupe", "warm", "floor")
+        backend: copy.deepcopy(module)
+        for backend in ("eager", "inductor", "loupe", "warm", "floor")
     }
 
     progress(f"{name}/{mode}: eager")
@@ -318,54 +324,141 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 def report(rows: list[Row], args) -> None:
     threads = torch.get_num_threads()
-    print(f"\n## Latency (median of {args.runs} calls after {args.warmup} warmup, {threads} threads)\n")
+    print(
+        f"\n## Latency (median of {args.runs} calls after {args.warmup} warmup,"
+        f" {threads} threads)\n"
+    )
     print(
         table(
-            ["model", "mode", "eager ms", "inductor ms", "loupe ms", "loupe/inductor", "loupe/eager",
-             "max diff inductor", "max diff loupe", "loupe graphs", "ran eagerly", "fallback nodes"],
-            [[r.model, r.mode, f"{r.eager_ms:.3f}", f"{r.inductor_ms:.3f}", f"{r.loupe_ms:.3f}",
-              f"{ratio(r.loupe_ms, r.inductor_ms):.2f}", f"{ratio(r.loupe_ms, r.eager_ms):.2f}",
-              f"{r.inductor_diff:.1e}", f"{r.loupe_diff:.1e}", str(r.graphs), str(r.eager_graphs), str(r.fallback_nodes)]
-             for r in rows],
+            [
+                "model",
+                "mode",
+                "eager ms",
+                "inductor ms",
+                "loupe ms",
+                "loupe/inductor",
+                "loupe/eager",
+                "max diff inductor",
+                "max diff loupe",
+                "loupe graphs",
+                "ran eagerly",
+                "fallback nodes",
+            ],
+            [
+                [
+                    r.model,
+                    r.mode,
+                    f"{r.eager_ms:.3f}",
+                    f"{r.inductor_ms:.3f}",
+                    f"{r.loupe_ms:.3f}",
+                    f"{ratio(r.loupe_ms, r.inductor_ms):.2f}",
+                    f"{ratio(r.loupe_ms, r.eager_ms):.2f}",
+                    f"{r.inductor_diff:.1e}",
+                    f"{r.loupe_diff:.1e}",
+                    str(r.graphs),
+                    str(r.eager_graphs),
+                    str(r.fallback_nodes),
+                ]
+                for r in rows
+            ],
         )
     )
     geomean = math.exp(statistics.fmean(math.log(ratio(r.loupe_ms, r.eager_ms)) for r in rows))
     print(f"\ngeometric mean of loupe/eager latency: {geomean:.2f}")
 
-    caches = "a fresh Loupe cache per compile" if args.cache_per_compile else "one fresh cache per backend for the process"
+    caches = (
+        "a fresh Loupe cache per compile"
+        if args.cache_per_compile
+        else "one fresh cache per backend for the process"
+    )
     print(f"\n## First call, compile included (cold caches: {caches}; loupe also warm)\n")
     print(
         table(
-            ["model", "mode", "inductor s", "loupe cold s", "loupe warm s", "dynamo+aot s",
-             "loupe cold/inductor", "dynamo+aot/inductor"],
-            [[r.model, r.mode, f"{r.inductor_first_s:.2f}", f"{r.loupe_cold_s:.2f}", f"{r.loupe_warm_s:.2f}",
-              f"{r.floor_s:.2f}", f"{ratio(r.loupe_cold_s, r.inductor_first_s):.3f}",
-              f"{ratio(r.floor_s, r.inductor_first_s):.3f}"] for r in rows],
+            [
+                "model",
+                "mode",
+                "inductor s",
+                "loupe cold s",
+                "loupe warm s",
+                "dynamo+aot s",
+                "loupe cold/inductor",
+                "dynamo+aot/inductor",
+            ],
+            [
+                [
+                    r.model,
+                    r.mode,
+                    f"{r.inductor_first_s:.2f}",
+                    f"{r.loupe_cold_s:.2f}",
+                    f"{r.loupe_warm_s:.2f}",
+                    f"{r.floor_s:.2f}",
+                    f"{ratio(r.loupe_cold_s, r.inductor_first_s):.3f}",
+                    f"{ratio(r.floor_s, r.inductor_first_s):.3f}",
+                ]
+                for r in rows
+            ],
         )
     )
-    print("\n## Where a Loupe call goes (ms per call: kernel time by implementation; the rest outside kernels)\n")
+    print(
+        "\n## Where a Loupe call goes (ms per call: kernel time by implementation;"
+        " the rest outside kernels)\n"
+    )
     kinds = sorted({k for r in rows for k in r.kernel_ms_by_kind})
     print(
         table(
             ["model", "mode", "loupe ms", *kinds, "outside kernels", "slowest kernel"],
-            [[r.model, r.mode, f"{r.loupe_ms:.3f}", *(f"{r.kernel_ms_by_kind.get(k, 0.0):.3f}" for k in kinds),
-              f"{r.loupe_ms - sum(r.kernel_ms_by_kind.values()):.3f}",
-              (f"{r.top_kernels[0][1]} {r.top_kernels[0][2]:.3f}" if r.top_kernels else "-")] for r in rows],
+            [
+                [
+                    r.model,
+                    r.mode,
+                    f"{r.loupe_ms:.3f}",
+                    *(f"{r.kernel_ms_by_kind.get(k, 0.0):.3f}" for k in kinds),
+                    f"{r.loupe_ms - sum(r.kernel_ms_by_kind.values()):.3f}",
+                    (f"{r.top_kernels[0][1]} {r.top_kernels[0][2]:.3f}" if r.top_kernels else "-"),
+                ]
+                for r in rows
+            ],
         )
     )
-    compiled = [r for r in rows if r.graphs] or rows  # rows that ran eagerly have nothing to measure
+    compiled = [
+        r for r in rows if r.graphs
+    ] or rows  # rows that ran eagerly have nothing to measure
     repeats = args.record_repeats
-    print(f"\n## Cost of recording (captured graphs compiled again, warm kernel cache, median of {repeats})\n")
+    print(
+        "\n## Cost of recording (captured graphs compiled again, warm kernel cache,"
+        f" median of {repeats})\n"
+    )
     print(
         table(
-            ["model", "mode", "C++ compile, trace ms", "no trace ms", "recording ms", "of C++ compile",
-             "of warm first call", "of cold first call"],
-            [[r.model, r.mode, f"{r.record_on_ms:.1f}", f"{r.record_off_ms:.1f}", f"{recording_ms(r):.1f}",
-              f"{ratio(recording_ms(r), r.record_off_ms):+.1%}", f"{recording_share(r, r.loupe_warm_s):+.1%}",
-              f"{recording_share(r, r.loupe_cold_s):+.1%}"] for r in compiled],
+            [
+                "model",
+                "mode",
+                "C++ compile, trace ms",
+                "no trace ms",
+                "recording ms",
+                "of C++ compile",
+                "of warm first call",
+                "of cold first call",
+            ],
+            [
+                [
+                    r.model,
+                    r.mode,
+                    f"{r.record_on_ms:.1f}",
+                    f"{r.record_off_ms:.1f}",
+                    f"{recording_ms(r):.1f}",
+                    f"{ratio(recording_ms(r), r.record_off_ms):+.1%}",
+                    f"{recording_share(r, r.loupe_warm_s):+.1%}",
+                    f"{recording_share(r, r.loupe_cold_s):+.1%}",
+                ]
+                for r in compiled
+            ],
         )
     )
-    print("\nThe backend has no option to turn recording off: 'no trace' compiles through loupe._C directly.")
+    print(
+        "\nThe backend has no option to turn recording off:"
+        " 'no trace' compiles through loupe._C directly."
+    )
 
     def worst(candidates: list[Row], measure: Callable[[Row], float]) -> str:
         row = max(candidates, key=measure)
@@ -379,16 +472,24 @@ def report(rows: list[Row], args) -> None:
     recorded_ms = sum(recording_ms(r) for r in compiled)
     record_cpp = ratio(recorded_ms, sum(r.record_off_ms for r in compiled))
     goals = [
-        (f"latency within {LATENCY_VS_INDUCTOR}x of Inductor on every model",
-         max(map(latency, rows)) <= LATENCY_VS_INDUCTOR, f"loupe/inductor {worst(rows, latency)}"),
+        (
+            f"latency within {LATENCY_VS_INDUCTOR}x of Inductor on every model",
+            max(map(latency, rows)) <= LATENCY_VS_INDUCTOR,
+            f"loupe/inductor {worst(rows, latency)}",
+        ),
         ("geometric mean latency at or below eager", geomean <= 1.0, f"{geomean:.2f}x eager"),
-        (f"first-call compile at most {COMPILE_VS_INDUCTOR} of Inductor's",
-         max(map(compile_share, rows)) <= COMPILE_VS_INDUCTOR,
-         f"loupe cold/inductor {worst(rows, compile_share)}; all rows {total_cold:.1f} s vs {total_inductor:.1f} s"),
-        (f"recording adds at most {RECORDING_OVERHEAD:.0%} to compile time",
-         max(map(record_share, compiled)) <= RECORDING_OVERHEAD,
-         f"share of the warm first call {worst(compiled, record_share)}; of the C++ compile alone, all rows "
-         f"{record_cpp:+.1%}"),
+        (
+            f"first-call compile at most {COMPILE_VS_INDUCTOR} of Inductor's",
+            max(map(compile_share, rows)) <= COMPILE_VS_INDUCTOR,
+            f"loupe cold/inductor {worst(rows, compile_share)};"
+            f" all rows {total_cold:.1f} s vs {total_inductor:.1f} s",
+        ),
+        (
+            f"recording adds at most {RECORDING_OVERHEAD:.0%} to compile time",
+            max(map(record_share, compiled)) <= RECORDING_OVERHEAD,
+            f"share of the warm first call {worst(compiled, record_share)};"
+            f" of the C++ compile alone, all rows {record_cpp:+.1%}",
+        ),
     ]
     print("\n## Goals\n")
     for goal, met, figure in goals:
@@ -397,20 +498,40 @@ def report(rows: list[Row], args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(BENCH_MODELS), help="comma-separated, of " + ",".join(BENCH_MODELS))
+    parser.add_argument(
+        "--models",
+        default=",".join(BENCH_MODELS),
+        help="comma-separated, of " + ",".join(BENCH_MODELS),
+    )
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: infer, train")
     parser.add_argument("--runs", type=int, default=50, help="timed calls per backend (default 50)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed calls before them (default 5)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
-    parser.add_argument("--record-repeats", type=int, default=5, help="compiles per measurement of recording")
-    parser.add_argument("--quick", action="store_true", help="mlp and attention, inference, 10 runs")
     parser.add_argument(
-        "--cache-per-compile", action="store_true",
-        help="a fresh Loupe kernel cache for every compile (default: one for the process, like Inductor's)",
+        "--warmup", type=int, default=5, help="untimed calls before them (default 5)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)"
+    )
+    parser.add_argument(
+        "--record-repeats", type=int, default=5, help="compiles per measurement of recording"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="mlp and attention, inference, 10 runs"
+    )
+    parser.add_argument(
+        "--cache-per-compile",
+        action="store_true",
+        help="a fresh Loupe kernel cache for every compile"
+        " (default: one for the process, like Inductor's)",
     )
     args = parser.parse_args()
     if args.quick:
-        args.models, args.modes, args.runs, args.warmup, args.record_repeats = "mlp,attention", "infer", 10, 2, 1
+        args.models, args.modes, args.runs, args.warmup, args.record_repeats = (
+            "mlp,attention",
+            "infer",
+            10,
+            2,
+            1,
+        )
     torch.set_num_threads(args.threads)
 
     names = args.models.split(",")

@@ -2,6 +2,7 @@
 # pipe loupe-opt (or loupe) output into FileCheck.
 import os
 import sys
+
 import lit.formats
 
 config.name = "loupe"
@@ -15,6 +16,8 @@ bin_dir = config.loupe_bin_root
 config.substitutions.append(("%loupe-opt", os.path.join(bin_dir, "tools", "loupe-opt")))
 config.substitutions.append(("%loupe ", os.path.join(bin_dir, "tools", "loupe") + " "))
 config.substitutions.append(("%python", sys.executable))
-config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
 # Kernels compiled by tests go to a cache inside the build tree, not the user's home.
 config.environment["LOUPE_CACHE_DIR"] = os.path.join(bin_dir, "kernel-cache")

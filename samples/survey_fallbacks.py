@@ -14,8 +14,8 @@ dropout masks come from its own generator, so the error against eager is large; 
 `--dropout-rng torch` torch draws them (one aten.bernoulli.p fallback node per dropout, see
 docs/python-adapter.md) and the results match eager.
 
-    HF_HUB_OFFLINE=1 python3 samples/survey_fallbacks.py [--models gpt2,bert] [--scenarios eval,mask]
-        [--dropout-rng torch]
+    HF_HUB_OFFLINE=1 python3 samples/survey_fallbacks.py [--models gpt2,bert]
+        [--scenarios eval,mask] [--dropout-rng torch]
 """
 
 from __future__ import annotations
@@ -46,13 +46,18 @@ def forward_backward(model, inputs: dict, seed: int = 0) -> list[torch.Tensor]:
     y = model(**inputs)
     cotangent = torch.randn(y.shape, generator=torch.Generator().manual_seed(1))
     y.backward(cotangent)
-    grads = [p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
+    grads = [
+        p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in model.parameters()
+    ]
     model.zero_grad(set_to_none=True)
     return [y.detach()] + grads
 
 
 def max_error(got: list[torch.Tensor], want: list[torch.Tensor]) -> float:
-    return max(float((g.double() - w.double()).abs().max()) if g.numel() else 0.0 for g, w in zip(got, want))
+    return max(
+        float((g.double() - w.double()).abs().max()) if g.numel() else 0.0
+        for g, w in zip(got, want)
+    )
 
 
 @dataclass
@@ -66,7 +71,9 @@ class Result:
 
 
 def trace_findings(trace: str, result: Result) -> None:
-    shown = json.loads(subprocess.run(["loupe", "show", trace, "--json"], check=True, capture_output=True).stdout)
+    shown = json.loads(
+        subprocess.run(["loupe", "show", trace, "--json"], check=True, capture_output=True).stdout
+    )
     result.fallback_nodes = shown["fallback_nodes"]
     with sqlite3.connect(trace) as db:
         for (ops,) in db.execute("SELECT op_summary FROM kernels WHERE kind = 'fallback'"):
@@ -87,13 +94,19 @@ def run_scenario(name: str, scenario: str, attention: str | None) -> Result:
     reference = copy.deepcopy(model)
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.db")
-        compiled = torch.compile(model, backend="loupe", options={"trace": trace}, dynamic=scenario == "dynamic")
+        compiled = torch.compile(
+            model, backend="loupe", options={"trace": trace}, dynamic=scenario == "dynamic"
+        )
         batches = (BATCH, BATCH + 1) if scenario == "dynamic" else (BATCH,)
         try:
             errors = []
             for batch in batches:
                 inputs = make_inputs(name, batch, scenario == "mask" and SPECS[name].masks)
-                errors.append(max_error(forward_backward(compiled, inputs), forward_backward(reference, inputs)))
+                errors.append(
+                    max_error(
+                        forward_backward(compiled, inputs), forward_backward(reference, inputs)
+                    )
+                )
             result.error = max(errors)
         except Exception as error:  # a survey reports failures and goes on
             result.failure = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
@@ -104,12 +117,22 @@ def run_scenario(name: str, scenario: str, attention: str | None) -> Result:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default=",".join(SPECS), help="comma-separated: " + ", ".join(SPECS))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--models", default=",".join(SPECS), help="comma-separated: " + ", ".join(SPECS)
+    )
     parser.add_argument("--scenarios", default="eval,mask,train,dynamic")
-    parser.add_argument("--attention", default=None, help="attn_implementation (default: transformers' own)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
-    parser.add_argument("--dropout-rng", choices=("loupe", "torch"), default="loupe", help="who draws dropout masks")
+    parser.add_argument(
+        "--attention", default=None, help="attn_implementation (default: transformers' own)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object per line instead of text"
+    )
+    parser.add_argument(
+        "--dropout-rng", choices=("loupe", "torch"), default="loupe", help="who draws dropout masks"
+    )
     args = parser.parse_args()
     os.environ["LOUPE_DROPOUT_RNG"] = args.dropout_rng  # the backend's dropout_rng option
 

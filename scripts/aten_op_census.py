@@ -51,7 +51,9 @@ def capture(fn, inputs, *, dynamic=False, backward=True) -> set[str]:
 
     torch._dynamo.reset()
     inputs = [t.detach().requires_grad_(backward) if t.is_floating_point() else t for t in inputs]
-    compiled = torch.compile(fn, backend=aot_autograd(fw_compiler=collect, bw_compiler=collect), dynamic=dynamic)
+    compiled = torch.compile(
+        fn, backend=aot_autograd(fw_compiler=collect, bw_compiler=collect), dynamic=dynamic
+    )
     out = compiled(*inputs)
     if backward:
         out.float().square().sum().backward()
@@ -82,7 +84,9 @@ def census() -> dict[str, set[str]]:
 
 
 def registered_ops(loupe_opt: str) -> set[str]:
-    listing = subprocess.run([loupe_opt, "--list-ops"], check=True, capture_output=True, text=True).stdout
+    listing = subprocess.run(
+        [loupe_opt, "--list-ops"], check=True, capture_output=True, text=True
+    ).stdout
     return {line.split()[0] for line in listing.splitlines() if line.strip()}
 
 
@@ -92,8 +96,12 @@ def is_converter_op(name: str) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--loupe-opt", default=str(ROOT / "build-main" / "compiler" / "tools" / "loupe-opt"))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--loupe-opt", default=str(ROOT / "build-main" / "compiler" / "tools" / "loupe-opt")
+    )
     args = parser.parse_args()
 
     registry = registered_ops(args.loupe_opt)

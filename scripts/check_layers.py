@@ -2,22 +2,30 @@
 """Checks the include rule of docs/architecture.md: each folder includes only its own layer and
 the layers it is allowed to build on.
 
-    scripts/check_layers.py          # exit 0: every include is allowed; 1: lists the ones that are not
+    scripts/check_layers.py   # exit 0: every include is allowed; 1: lists the ones that are not
 
 The table below is the rule; docs/architecture.md draws the same picture. Every C++ file of the
 project belongs to the longest folder prefix listed (a file outside them is an error too, so a
 new folder has to be placed in a layer). CTest runs this script as the test `layers`.
 """
+
 import pathlib
 import re
 import sys
 
-COMPILER = ["compiler/ir", "compiler/tensor", "compiler/ops", "compiler/pass", "compiler/codegen",
-            "compiler/runtime"]
+COMPILER = [
+    "compiler/ir",
+    "compiler/tensor",
+    "compiler/ops",
+    "compiler/pass",
+    "compiler/codegen",
+    "compiler/runtime",
+]
 
 
 def below(layer: str) -> list[str]:
-    """The compiler layers under `layer` (itself included): ir < tensor < ops < pass < codegen < runtime."""
+    """The compiler layers under `layer` (itself included):
+    ir < tensor < ops < pass < codegen < runtime."""
     return COMPILER[: COMPILER.index(layer) + 1]
 
 
@@ -43,8 +51,17 @@ ALLOWED: dict[str, list[str]] = {
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-PROJECT_ROOTS = {"compiler", "passes", "driver", "inspector", "gui", "tools", "python", "unit_tests",
-                 "bench"}
+PROJECT_ROOTS = {
+    "compiler",
+    "passes",
+    "driver",
+    "inspector",
+    "gui",
+    "tools",
+    "python",
+    "unit_tests",
+    "bench",
+}
 
 
 def owner(path: str) -> str | None:
@@ -63,8 +80,12 @@ def allowed(folder: str, header: str) -> bool:
 def main() -> int:
     root = pathlib.Path(__file__).resolve().parent.parent
     problems = []
-    sources = [p for top in sorted(PROJECT_ROOTS) for p in (root / top).rglob("*")
-               if p.suffix in {".cpp", ".h", ".def", ".inc"}]
+    sources = [
+        p
+        for top in sorted(PROJECT_ROOTS)
+        for p in (root / top).rglob("*")
+        if p.suffix in {".cpp", ".h", ".def", ".inc"}
+    ]
     for path in sorted(sources):
         rel = path.relative_to(root).as_posix()
         folder = owner(rel)

@@ -18,7 +18,7 @@ APT_PACKAGES=(
 # torch is pinned and installed first: an unpinned torch (or a package that depends on it,
 # installed before it) would make pip resolve the newest CUDA build, several GB.
 TORCH_SPEC=${LOUPE_TORCH_SPEC:-torch==2.13.0}
-PIP_PACKAGES=(lit cmake ninja numpy pytest nanobind scikit-build-core transformers)
+PIP_PACKAGES=(lit cmake ninja numpy pytest nanobind scikit-build-core transformers ruff)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -40,10 +40,13 @@ def main(argv: list[str]) -> int:
     if options.trace:
         os.environ["LOUPE_TRACE"] = options.trace
 
-    from . import backend  # after the environment is set: it installs Dynamo's hooks
+    # After the environment is set. Importing the backend installs Dynamo's hooks.
+    from . import backend  # noqa: F401
+    from .compiled import bisections
+    from .config import Config
 
     try:
-        backend.Config.resolve(None)
+        Config.resolve(None)
     except ValueError as error:
         print(f"loupe: error: {error}", file=sys.stderr)
         return 2
@@ -54,9 +57,9 @@ def main(argv: list[str]) -> int:
     except SystemExit as exit_:
         if exit_.code not in (None, 0):
             print(f"loupe bisect: {options.script} exited with {exit_.code}", file=sys.stderr)
-    culprits = [b for b in backend.bisections if b["diverged"]]
+    culprits = [b for b in bisections if b["diverged"]]
     print(
-        f"loupe bisect: {len(backend.bisections)} graph(s) checked, {len(culprits)} diverged",
+        f"loupe bisect: {len(bisections)} graph(s) checked, {len(culprits)} diverged",
         file=sys.stderr,
     )
     return 1 if culprits else 0

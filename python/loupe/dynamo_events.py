@@ -19,8 +19,9 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 __all__ = [
     "StackFrame",
@@ -120,7 +121,9 @@ _GUARD_MANAGER_SOURCE = re.compile(r"source=(?P<source>.*?), accessed_by=")
 # Guard comments: "expr  # user code  # path:line in fn (note)"; Dynamo truncates the path.
 _COMMENT_SEP = re.compile(r"\s{2,}# ")
 _GUARD_LOCATION = re.compile(r"^(?P<file>\S+):(?P<line>\d+) in (?P<function>\S+)")
-_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
+_TRACEBACK_FRAME = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$'
+)
 _TENSOR_IN_REASON = re.compile(r"tensor '(?P<name>[^']+)'")
 _REASON_ENTRY = re.compile(r"^(?P<compile_id>!?[\d/]+): (?P<reason>.*)$", re.S)
 
@@ -215,7 +218,11 @@ class DynamoEventCapture:
             try:
                 from torch._logging._internal import trace_log
             except Exception as error:
-                self._warn(None, f"dynamo event logger trace_log not available on torch {_torch_version()}: {error}")
+                self._warn(
+                    None,
+                    "dynamo event logger trace_log not available on torch"
+                    f" {_torch_version()}: {error}",
+                )
                 return self
             self._logger = trace_log
             self._saved_state = (trace_log.level, trace_log.propagate)
@@ -360,10 +367,14 @@ class DynamoEventCapture:
         text, index = metadata["str"]
         self._interned[index] = text
 
-    def _on_dynamo_start(self, metadata: dict[str, Any], _payload: Any, compile_id: str | None) -> None:
+    def _on_dynamo_start(
+        self, metadata: dict[str, Any], _payload: Any, compile_id: str | None
+    ) -> None:
         frame = self._stack(metadata["dynamo_start"]["stack"])[-1]
         self._active_compile_id = compile_id
-        event = CompileEvent(compile_id, metadata.get("attempt", 0), frame.function, frame.file, frame.line)
+        event = CompileEvent(
+            compile_id, metadata.get("attempt", 0), frame.function, frame.file, frame.line
+        )
         self._compiles[compile_id] = event
         self._emit(event)
 
@@ -372,11 +383,15 @@ class DynamoEventCapture:
             raise KeyError(f"no dynamo_start seen for compile {compile_id}")
         return self._compiles[compile_id]
 
-    def _on_describe_tensor(self, metadata: dict[str, Any], _payload: Any, _compile_id: str | None) -> None:
+    def _on_describe_tensor(
+        self, metadata: dict[str, Any], _payload: Any, _compile_id: str | None
+    ) -> None:
         tensor = metadata["describe_tensor"]
         self._described[(tensor["describer_id"], tensor["id"])] = tensor
 
-    def _on_describe_source(self, metadata: dict[str, Any], _payload: Any, compile_id: str | None) -> None:
+    def _on_describe_source(
+        self, metadata: dict[str, Any], _payload: Any, compile_id: str | None
+    ) -> None:
         described = metadata["describe_source"]
         tensor = self._described.get((described["describer_id"], described["id"]))
         if tensor is None:
@@ -390,7 +405,9 @@ class DynamoEventCapture:
             TensorInput(source, tensor["size"], tensor["stride"], tensor["dtype"], tensor["device"])
         )
 
-    def _on_create_symbol(self, metadata: dict[str, Any], _payload: Any, compile_id: str | None) -> None:
+    def _on_create_symbol(
+        self, metadata: dict[str, Any], _payload: Any, compile_id: str | None
+    ) -> None:
         symbol = metadata["create_symbol"]
         source = symbol["source"]
         self._emit(
@@ -410,11 +427,19 @@ class DynamoEventCapture:
                 if tensor.source == size_source["tensor"] and dim not in tensor.dynamic_dims:
                     tensor.dynamic_dims.append(dim)
 
-    def _on_guard_added_fast(self, metadata: dict[str, Any], _payload: Any, compile_id: str | None) -> None:
+    def _on_guard_added_fast(
+        self, metadata: dict[str, Any], _payload: Any, compile_id: str | None
+    ) -> None:
         guard = metadata["guard_added_fast"]
-        self._emit(Guard(compile_id, "SHAPE_ENV", guard["expr"], None, self._stack(guard.get("user_stack"))))
+        self._emit(
+            Guard(
+                compile_id, "SHAPE_ENV", guard["expr"], None, self._stack(guard.get("user_stack"))
+            )
+        )
 
-    def _on_guards_str(self, _metadata: dict[str, Any], payload: Any, compile_id: str | None) -> None:
+    def _on_guards_str(
+        self, _metadata: dict[str, Any], payload: Any, compile_id: str | None
+    ) -> None:
         if not isinstance(payload, str):
             raise TypeError("guard tree payload missing")
         self._guard_tree_seen.add(compile_id)
@@ -432,9 +457,13 @@ class DynamoEventCapture:
                 continue
             if kind == "RootGuardManager":
                 continue
-            self._emit(self._guard_from_tree_line(compile_id, kind, rest, sources_by_depth.get(depth - 1)))
+            self._emit(
+                self._guard_from_tree_line(compile_id, kind, rest, sources_by_depth.get(depth - 1))
+            )
 
-    def _guard_from_tree_line(self, compile_id: str | None, kind: str, rest: str, source: str | None) -> Guard:
+    def _guard_from_tree_line(
+        self, compile_id: str | None, kind: str, rest: str, source: str | None
+    ) -> Guard:
         expr, *comments = _COMMENT_SEP.split(rest)
         user_stack: list[StackFrame] = []
         code = None
@@ -442,12 +471,16 @@ class DynamoEventCapture:
             location = _GUARD_LOCATION.match(comment)
             if location and code is not None:
                 file = self._full_path(compile_id, location["file"])
-                user_stack.append(StackFrame(file, int(location["line"]), location["function"], code))
+                user_stack.append(
+                    StackFrame(file, int(location["line"]), location["function"], code)
+                )
             elif code is None:
                 code = comment.strip()
         return Guard(compile_id, kind, expr.strip(), source, user_stack)
 
-    def _on_compilation_metrics(self, metadata: dict[str, Any], _payload: Any, compile_id: str | None) -> None:
+    def _on_compilation_metrics(
+        self, metadata: dict[str, Any], _payload: Any, compile_id: str | None
+    ) -> None:
         metrics = metadata["compilation_metrics"]
         compile_id = metrics.get("compile_id", compile_id)
         if self._active_compile_id == compile_id:
@@ -466,13 +499,17 @@ class DynamoEventCapture:
             )
         self._notify(compile_event)
 
-    def _on_graph_break(self, _metadata: dict[str, Any], payload: Any, compile_id: str | None) -> None:
+    def _on_graph_break(
+        self, _metadata: dict[str, Any], payload: Any, compile_id: str | None
+    ) -> None:
         if not isinstance(payload, str):
             raise TypeError("graph break payload missing")
         reason, user_stack = _parse_graph_break(payload)
         self._emit(GraphBreak(compile_id, reason, user_stack))
 
-    def _on_recompile_reasons(self, _metadata: dict[str, Any], payload: Any, compile_id: str | None) -> None:
+    def _on_recompile_reasons(
+        self, _metadata: dict[str, Any], payload: Any, compile_id: str | None
+    ) -> None:
         if not isinstance(payload, str):
             raise TypeError("recompile reasons payload missing")
         # One failing cache entry is logged as a plain string, several as a JSON list.
@@ -482,7 +519,12 @@ class DynamoEventCapture:
             failed_compile_id = entry["compile_id"] if entry else None
             reason = entry["reason"] if entry else text.strip()
             self._emit(
-                Recompile(compile_id, failed_compile_id, reason, self._failed_guard(failed_compile_id, reason))
+                Recompile(
+                    compile_id,
+                    failed_compile_id,
+                    reason,
+                    self._failed_guard(failed_compile_id, reason),
+                )
             )
 
     def _latest_compile_events(self, compile_id: str | None) -> list[DynamoEvent]:

@@ -154,7 +154,13 @@ class DynamoTraceRecorder:
         elif isinstance(event, GraphBreak):
             frame_name, stack = self._frame_name(event), _stack(event.user_stack)
             self._guarded(
-                row, trace.record_graph_break, row.run_id, compile_id, frame_name, event.reason, stack
+                row,
+                trace.record_graph_break,
+                row.run_id,
+                compile_id,
+                frame_name,
+                event.reason,
+                stack,
             )
         elif isinstance(event, Recompile) and linked:
             failed = event.failed_guard

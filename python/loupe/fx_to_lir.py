@@ -249,7 +249,8 @@ def _physical_order(val: torch.Tensor, what: str) -> list[int] | None:
         strides[dim] = dense[position]
     if type_text(val.dtype, list(val.shape), strides) != tensor_type(val, what):
         raise ConversionError(
-            f"{what} has shape {list(val.shape)} and strides {list(val.stride())}, not a dense layout"
+            f"{what} has shape {list(val.shape)} and strides {list(val.stride())},"
+            " not a dense layout"
         )
     return list(order)
 
@@ -355,7 +356,8 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
     return [
         (a, given.get(a.name))
         for a in schema.arguments
-        if a.name in given or (_is_tensor_argument(a.type) and isinstance(a.type, torch._C.OptionalType))
+        if a.name in given
+        or (_is_tensor_argument(a.type) and isinstance(a.type, torch._C.OptionalType))
     ]
 
 
@@ -501,7 +503,10 @@ class _Converter:
 
         vals = list(val) if isinstance(val, (list, tuple)) else [val]
         bound = {arg.name: value for arg, value in _bind_schema(target, node)}
-        vals = [v if v is not None else _unrequested_result(target, i, bound) for i, v in enumerate(vals)]
+        vals = [
+            v if v is not None else _unrequested_result(target, i, bound)
+            for i, v in enumerate(vals)
+        ]
         if not vals or not all(isinstance(v, (torch.Tensor, str)) for v in vals):
             raise ConversionError(f"node {node.name} ({node.target}) does not return tensors only")
         if isinstance(val, (list, tuple)):
@@ -513,7 +518,9 @@ class _Converter:
         else:
             names = [node.name]
             self.names[node] = node.name
-        types = [v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals]
+        types = [
+            v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals
+        ]
         repacks = []
         if _allocates_results(target):
             names = list(names)
@@ -560,8 +567,8 @@ class _Converter:
         self.lines += self._draw_keep(names[0] + ".keep", x, _val(source), 1 - p, orders[1], loc)
         self.lines += [
             f"  {kept} = aten.mul.Tensor({x}, {keep}) : {values}{loc}",
-            f"  {value_ref(defined[0])} = aten.mul.Scalar({kept}) {{other={attr_text(1 / (1 - p), node.name)}}}"
-            f" : {values}{loc}",
+            f"  {value_ref(defined[0])} = aten.mul.Scalar({kept})"
+            f" {{other={attr_text(1 / (1 - p), node.name)}}} : {values}{loc}",
             f"  {value_ref(defined[1])} = prims.convert_element_type({keep}) {{dtype=bool}}"
             f" : {type_text(mask.dtype, list(mask.shape))}{loc}",
         ]
@@ -570,7 +577,9 @@ class _Converter:
                 self._repack(name, val, order, loc)
         return True
 
-    def _draw_keep(self, name: str, x: str, like: torch.Tensor, p: float, order, loc: str) -> list[str]:
+    def _draw_keep(
+        self, name: str, x: str, like: torch.Tensor, p: float, order, loc: str
+    ) -> list[str]:
         """Lines defining `name` as torch's bernoulli(p) draw shaped like `x` (whose value is
         `like`). torch draws dropout's mask in the memory order of its layout (`order`, None for
         row-major) while bernoulli.p draws in the logical order of its operand, so the draw is
@@ -589,7 +598,9 @@ class _Converter:
                 f" : {type_text(like.dtype, shape, strides)}{loc}"
             )
         drawn_type = type_text(like.dtype, shape)
-        lines.append(f"  {draw} = aten.bernoulli.p({source}) {{p={attr_text(p, name)}}} : {drawn_type}{loc}")
+        lines.append(
+            f"  {draw} = aten.bernoulli.p({source}) {{p={attr_text(p, name)}}} : {drawn_type}{loc}"
+        )
         if order:
             inverse = [order.index(d) for d in range(len(order))]
             packed = _row_major_strides(shape)
@@ -607,14 +618,17 @@ class _Converter:
         inverse = [order.index(d) for d in range(len(order))]
         physical, packed = value_ref(name + ".physical"), value_ref(name + ".packed")
         self.lines += [
-            f"  {physical} = aten.permute({value_ref(name + '.rowmajor')}) {{dims={attr_text(order, name)}}}"
+            f"  {physical} = aten.permute({value_ref(name + '.rowmajor')})"
+            f" {{dims={attr_text(order, name)}}}"
             f" : {type_text(val.dtype, shape, [rowmajor[d] for d in order])}{loc}",
             f"  {packed} = aten.clone({physical}) : {type_text(val.dtype, shape)}{loc}",
             f"  {value_ref(name)} = aten.permute({packed}) {{dims={attr_text(inverse, name)}}}"
             f" : {tensor_type(val, name)}{loc}",
         ]
 
-    def _number_operand(self, node: torch.fx.Node, arg: str, value: Any, operands: list[str]) -> Slot:
+    def _number_operand(
+        self, node: torch.fx.Node, arg: str, value: Any, operands: list[str]
+    ) -> Slot:
         """A Python number in a tensor slot of an op without a .Scalar overload (floor division
         by a number decomposes to div.Tensor_mode(x, 2)) becomes a 0-d tensor. Its dtype keeps
         torch's promotion: a 0-d operand, like a number, does not decide the result's dtype
@@ -714,4 +728,3 @@ def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[
     results = result if isinstance(result, (list, tuple)) else [result]
     for out, value in zip(outputs, results):
         out.copy_(value)
-

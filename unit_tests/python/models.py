@@ -58,12 +58,16 @@ class CausalSelfAttention(nn.Module):
         # rounding noise there into full-size steps of either sign.
         self.qkv = nn.Linear(width, 3 * width, bias=False)
         self.proj = nn.Linear(width, width)
-        self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)).view(1, 1, max_len, max_len))
+        self.register_buffer(
+            "mask", torch.tril(torch.ones(max_len, max_len)).view(1, 1, max_len, max_len)
+        )
 
     def forward(self, x):
         batch, seq, width = x.shape
         q, k, v = self.qkv(x).split(width, dim=2)
-        q, k, v = (t.view(batch, seq, self.heads, width // self.heads).transpose(1, 2) for t in (q, k, v))
+        q, k, v = (
+            t.view(batch, seq, self.heads, width // self.heads).transpose(1, 2) for t in (q, k, v)
+        )
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         scores = scores.masked_fill(self.mask[:, :, :seq, :seq] == 0, float("-inf"))
         attention = F.softmax(scores, dim=-1)
@@ -91,10 +95,21 @@ def gpt2(dropout: float | None = 0.0, batch: int = 2, attention: str | None = No
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    rates = {} if dropout is None else {"resid_pdrop": dropout, "embd_pdrop": dropout, "attn_pdrop": dropout}
+    rates = (
+        {}
+        if dropout is None
+        else {"resid_pdrop": dropout, "embd_pdrop": dropout, "attn_pdrop": dropout}
+    )
     config = GPT2Config(
-        vocab_size=VOCAB, n_positions=32, n_embd=32, n_layer=2, n_head=2,
-        bos_token_id=None, eos_token_id=None, attn_implementation=attention, **rates
+        vocab_size=VOCAB,
+        n_positions=32,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=None,
+        eos_token_id=None,
+        attn_implementation=attention,
+        **rates,
     )
     model = TensorOutput(GPT2LMHeadModel(config)).eval()
     return model, (torch.randint(0, VOCAB, (batch, SEQ)),)
@@ -104,7 +119,11 @@ def bert(dropout: float | None = 0.0, batch: int = 2, attention: str | None = No
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    rates = {} if dropout is None else {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
+    rates = (
+        {}
+        if dropout is None
+        else {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
+    )
     config = BertConfig(
         vocab_size=VOCAB,
         hidden_size=32,

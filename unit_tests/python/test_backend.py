@@ -1,16 +1,16 @@
 """torch.compile(backend="loupe") end to end: results against eager, and what the trace keeps."""
 
 import copy
-import re
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 import torch
 import torch.nn as nn
-from conftest import query, show_json
 
+from conftest import query, show_json
 from loupe import _C
 
 
@@ -175,7 +175,9 @@ def test_unsupported_dtype_runs_eagerly_with_the_graph_in_the_trace(trace_path, 
     compiled = torch.compile(scale, backend="loupe", options={"trace": trace_path})
     torch.testing.assert_close(compiled(x), scale(x))
     assert "running inference graph eagerly" in capfd.readouterr().err
-    ((status, message, error_pass),) = query(trace_path, "SELECT status, error_message, error_pass FROM compiles")
+    ((status, message, error_pass),) = query(
+        trace_path, "SELECT status, error_message, error_pass FROM compiles"
+    )
     assert (status, error_pass) == ("eager_fallback", "import") and "complex64" in message
     ((name, stored),) = query(
         trace_path, "SELECT p.name, s.lir FROM passes p JOIN snapshots s ON s.id = p.snapshot_id"
@@ -187,15 +189,18 @@ def test_input_graph_that_fails_to_verify_is_kept_in_the_trace(trace_path):
     """A graph rejected before any pass ran (here a result type that disagrees with shape
     inference) is recorded as a failed "import" pass holding the graph, so the trace shows
     what the error is about."""
-    from loupe import backend
+    from loupe.config import Config
+    from loupe.traces import open_trace
 
-    trace, run_id = backend.open_trace(backend.Config(trace=trace_path))
+    trace, run_id = open_trace(Config(trace=trace_path))
     info = _C.CompileInfo()
     info.graph_kind = "graph"
     compile_id = trace.begin_compile(run_id, info)
     lir = "graph @bad(%x: f32[2,3]) -> (f32[3]) {\n  %y = aten.relu(%x) : f32[3]\n  return %y\n}\n"
     with pytest.raises(Exception, match="aten.relu"):
-        _C.CompiledGraph(lir, _C.resolve_pipeline("default", []), trace=trace, compile_id=compile_id)
+        _C.CompiledGraph(
+            lir, _C.resolve_pipeline("default", []), trace=trace, compile_id=compile_id
+        )
 
     ((status, error_pass),) = query(trace_path, "SELECT status, error_pass FROM compiles")
     assert (status, error_pass) == ("eager_fallback", "import")
@@ -288,7 +293,9 @@ def test_fallback_op_takes_a_symbolic_int_evaluated_per_call(trace_path):
     """aten.roll has no kernel; under dynamic shapes its shift is s0//2, which the fallback
     evaluates from each call's sizes: the graph compiles once and stays compiled."""
     assert "aten.roll" not in _C.registered_ops()
-    compiled = torch.compile(half_roll, backend="loupe", dynamic=True, options={"trace": trace_path})
+    compiled = torch.compile(
+        half_roll, backend="loupe", dynamic=True, options={"trace": trace_path}
+    )
     for rows in (4, 6, 9):
         x = torch.randn(rows, 3)
         torch.testing.assert_close(compiled(x), half_roll(x))
@@ -367,7 +374,7 @@ def test_sizes_torch_writes_under_its_guards_compile(trace_path):
 
 
 def test_options_and_environment_configure_the_backend(monkeypatch):
-    from loupe.backend import Config
+    from loupe.config import Config
 
     monkeypatch.setenv("LOUPE_DROPOUT_RNG", "torch")
     monkeypatch.setenv("LOUPE_CHECK", "1")

@@ -79,7 +79,10 @@ def test_compile_records_frame_and_input_signature():
     assert (tensor.source, tensor.size, tensor.stride) == ("L['x']", [3, 4], [1, 3])
     assert tensor.dtype == "torch.float32"
     assert tensor.dynamic_dims == []
-    assert all(event.compile_id == compile_event.compile_id for event in capture.events_for(compile_event.compile_id))
+    assert all(
+        event.compile_id == compile_event.compile_id
+        for event in capture.events_for(compile_event.compile_id)
+    )
 
 
 def test_guards_of_compiled_entry_include_tensor_match_for_input():

@@ -9,11 +9,13 @@ import copy
 
 import pytest
 import torch
-from conftest import query, show_json
 
 import models
+from conftest import query, show_json
 
-loupe_native = pytest.importorskip("loupe._C", reason="the loupe package is not installed (pip install .)")
+loupe_native = pytest.importorskip(
+    "loupe._C", reason="the loupe package is not installed (pip install .)"
+)
 
 PIPELINE = loupe_native.default_pipeline()
 
@@ -25,9 +27,13 @@ def compile_loupe(model, trace_path, **kwargs):
 def forward_backward(model, inputs):
     """Output, then the gradients of the floating inputs and of the parameters, for a fixed
     random cotangent (a sum would hide errors that cancel, e.g. through softmax)."""
-    inputs = [t.detach().clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs]
+    inputs = [
+        t.detach().clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs
+    ]
     y = model(*inputs)
-    cotangent = torch.randn(y.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    cotangent = torch.randn(
+        y.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64
+    )
     y.backward(cotangent.to(y.dtype))
     grads = [t.grad for t in inputs if t.is_floating_point()] + [p.grad for p in model.parameters()]
     model.zero_grad(set_to_none=True)
@@ -35,7 +41,9 @@ def forward_backward(model, inputs):
 
 
 def in_float64(model, inputs):
-    return copy.deepcopy(model).double(), [t.double() if t.is_floating_point() else t for t in inputs]
+    return copy.deepcopy(model).double(), [
+        t.double() if t.is_floating_point() else t for t in inputs
+    ]
 
 
 def assert_trace_complete(trace_path, *, graphs: int, graph_breaks: int = 0):
@@ -45,7 +53,9 @@ def assert_trace_complete(trace_path, *, graphs: int, graph_breaks: int = 0):
     assert [status for _, _, status in compiles] == ["ok"] * len(compiles)
     for compile_id, kind, _ in compiles:
         passes = query(
-            trace_path, "SELECT name, snapshot_id FROM passes WHERE compile_id = ? ORDER BY ordinal", compile_id
+            trace_path,
+            "SELECT name, snapshot_id FROM passes WHERE compile_id = ? ORDER BY ordinal",
+            compile_id,
         )
         assert [name for name, _ in passes] == PIPELINE, kind
         assert all(snapshot is not None for _, snapshot in passes), kind
@@ -55,7 +65,9 @@ def assert_trace_complete(trace_path, *, graphs: int, graph_breaks: int = 0):
     assert shown["passes"] == len(PIPELINE) * shown["compiles"]
     assert shown["graph_breaks"] == graph_breaks
     assert shown["guards"] > 0
-    assert shown["fallback_nodes"] == 0, query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'")
+    assert shown["fallback_nodes"] == 0, query(
+        trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'"
+    )
     return shown
 
 
@@ -69,7 +81,9 @@ def assert_matches_float64_eager(model, inputs, trace_path, *, graphs=1, graph_b
     assert len(grads) == len(grads_ref)
     for index, (grad, grad_ref) in enumerate(zip(grads, grads_ref)):
         assert grad is not None, f"gradient {index} missing"
-        torch.testing.assert_close(grad, grad_ref.float(), rtol=1e-4, atol=1e-4, msg=f"gradient {index}")
+        torch.testing.assert_close(
+            grad, grad_ref.float(), rtol=1e-4, atol=1e-4, msg=f"gradient {index}"
+        )
     assert_trace_complete(trace_path, graphs=graphs, graph_breaks=graph_breaks)
 
 
@@ -118,7 +132,9 @@ def test_bert_padding_mask_reaches_the_attention_kernel(trace_path):
     model, (input_ids,) = models.bert()
     attention_mask = torch.ones_like(input_ids)
     attention_mask[1, 5:] = 0
-    assert_matches_float64_eager(WithAttentionMask(model.model), (input_ids, attention_mask), trace_path)
+    assert_matches_float64_eager(
+        WithAttentionMask(model.model), (input_ids, attention_mask), trace_path
+    )
 
     calls = [
         line
@@ -131,7 +147,8 @@ def test_bert_padding_mask_reaches_the_attention_kernel(trace_path):
 
 
 def training_losses(model, inputs, optimizer_class, steps=5):
-    """Losses of `steps` optimizer steps on a fixed cotangent-weighted loss, and the final weights."""
+    """Losses of `steps` optimizer steps on a fixed cotangent-weighted loss, and the final
+    weights."""
     optimizer = optimizer_class(model.parameters(), lr=1e-2)
     target = None
     losses = []
@@ -151,7 +168,9 @@ def training_losses(model, inputs, optimizer_class, steps=5):
 TRAINED_MODELS = ("mlp", "cnn", "attention", "gpt2")
 
 
-@pytest.mark.parametrize("optimizer_class", [torch.optim.SGD, torch.optim.AdamW], ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "optimizer_class", [torch.optim.SGD, torch.optim.AdamW], ids=lambda c: c.__name__
+)
 @pytest.mark.parametrize("name", TRAINED_MODELS)
 def test_training_steps_track_eager(name, optimizer_class, trace_path):
     model, inputs = models.MODELS[name]()
@@ -164,7 +183,9 @@ def test_training_steps_track_eager(name, optimizer_class, trace_path):
     assert losses[-1] < losses[0], losses
     torch.testing.assert_close(losses, losses_ref, rtol=1e-4, atol=1e-5)
     for index, (weight, weight_ref) in enumerate(zip(weights, weights_ref)):
-        torch.testing.assert_close(weight, weight_ref, rtol=1e-3, atol=1e-4, msg=f"parameter {index}")
+        torch.testing.assert_close(
+            weight, weight_ref, rtol=1e-3, atol=1e-4, msg=f"parameter {index}"
+        )
     for buffer, buffer_ref in zip(model.buffers(), reference.buffers()):
         torch.testing.assert_close(buffer, buffer_ref, rtol=1e-4, atol=1e-5)
     assert_trace_complete(trace_path, graphs=1)
@@ -180,7 +201,9 @@ def test_dynamic_batch_sizes_compile_once(name, trace_path):
         y_ref, grads_ref = forward_backward(model, inputs)
         torch.testing.assert_close(y, y_ref, rtol=1e-4, atol=1e-4)
         for index, (grad, grad_ref) in enumerate(zip(grads, grads_ref)):
-            torch.testing.assert_close(grad, grad_ref, rtol=1e-4, atol=1e-4, msg=f"batch {batch} gradient {index}")
+            torch.testing.assert_close(
+                grad, grad_ref, rtol=1e-4, atol=1e-4, msg=f"batch {batch} gradient {index}"
+            )
 
     shown = assert_trace_complete(trace_path, graphs=1)
     assert shown["recompiles"] == 0

@@ -12,6 +12,7 @@ import copy
 
 import pytest
 import torch
+
 from conftest import query, show_json
 
 pytest.importorskip("transformers")
@@ -31,7 +32,9 @@ def forward_backward(model, inputs: dict, seed: int = 0) -> list[torch.Tensor]:
     return [y.detach()] + grads
 
 
-def assert_matches_eager(model, inputs: dict, trace_path: str, options=None, **compile_options) -> None:
+def assert_matches_eager(
+    model, inputs: dict, trace_path: str, options=None, **compile_options
+) -> None:
     reference = copy.deepcopy(model)
     options = {"trace": trace_path, **(options or {})}
     compiled = torch.compile(model, backend="loupe", options=options, **compile_options)
@@ -40,11 +43,16 @@ def assert_matches_eager(model, inputs: dict, trace_path: str, options=None, **c
     for index, (g, w) in enumerate(zip(got, want)):
         assert (g is None) == (w is None), f"tensor {index}"
         if w is not None:
-            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4, msg=f"tensor {index} (0: output)")
+            torch.testing.assert_close(
+                g, w, rtol=1e-4, atol=1e-4, msg=f"tensor {index} (0: output)"
+            )
 
 
 def fallback_ops(trace_path: str) -> list[str]:
-    return sorted(ops for (ops,) in query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'"))
+    return sorted(
+        ops
+        for (ops,) in query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'")
+    )
 
 
 def compiled_ops(trace_path: str) -> set[str]:
@@ -89,7 +97,11 @@ def test_training_with_dropout_compiles_masked_softmax(trace_path):
     compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
     forward_backward(compiled, transformer_models.make_inputs("bert", 2, mask=True))
     assert_compiled_without_fallback(trace_path)
-    assert {"aten._safe_softmax", "aten.native_dropout", "aten.native_dropout_backward"} <= compiled_ops(trace_path)
+    assert {
+        "aten._safe_softmax",
+        "aten.native_dropout",
+        "aten.native_dropout_backward",
+    } <= compiled_ops(trace_path)
 
 
 def test_dropout_drawn_with_torch_rng_matches_eager(trace_path):
@@ -116,12 +128,14 @@ def test_segformer_compiles_backward_through_permuted_convolutions(trace_path):
     inputs = transformer_models.make_inputs("segformer", 2, mask=False)
     assert_matches_eager(model, inputs, trace_path)
     assert_compiled_without_fallback(trace_path)
-    assert {"aten.convolution_backward", "aten.index.Tensor", "aten.index_put"} <= compiled_ops(trace_path)
+    assert {"aten.convolution_backward", "aten.index.Tensor", "aten.index_put"} <= compiled_ops(
+        trace_path
+    )
 
 
 def test_mobilenet_relu6_backward_is_decomposed_not_left_to_the_fallback(trace_path):
     """ReLU6 is hardtanh, whose backward Loupe has no kernel for: torch decomposes it while
-    aot_autograd traces (backend.decompositions), so the depthwise-separable network compiles
+    aot_autograd traces (loupe/decompositions.py), so the depthwise-separable network compiles
     whole. Evaluation mode: in training, batch norm over a 2x1x1 batch makes the gradients so
     ill-conditioned that eager's float32 differs from float64 by more than any tolerance."""
     model = transformer_models.build("mobilenet_v2", dropout=False, attention=None).eval()

@@ -5,8 +5,8 @@ import inspect
 import json
 
 import torch
-from conftest import query, show_json
 
+from conftest import query, show_json
 from loupe.dynamo_events import CompileEvent, DynamoEventCapture
 from loupe.dynamo_trace import recorder
 

@@ -1,0 +1,227 @@
+"""Compiled graphs: compiling one aten graph (convert to .lir, run the C++ pipeline into the
+trace, build the executable) and the callables aot_autograd gets back: `LoupeGraph`, which runs
+the C++ executable on each call's tensors, `BisectingGraph` for bisect mode, or the graph's own
+eager forward when compiling failed. Also this process's graph numbering and the one graph an
+injected fault goes to."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from typing import Any, Callable
+
+import torch
+from functorch.compile import make_boxed_func
+
+from . import _C
+from .config import Config, parse_fault
+from .fx_to_lir import LirGraph, fx_to_lir, run_fallback, symbolic_outputs
+from .traces import begin_compile, describe
+
+_graph_ids = itertools.count()
+_fault_used = False
+# Bisect mode's results, one dict per bisected graph (what _C.bisect returns, plus "graph").
+bisections: list[dict] = []
+
+
+def fault_for(config: Config, graph_kind: str) -> int:
+    """The decision to inject a fault after in this graph, or -1: the fault goes to one graph,
+    the first one compiled (of the kind named, when one is)."""
+    global _fault_used
+    if config.inject_fault is None or _fault_used:
+        return -1
+    kind, decision = parse_fault(str(config.inject_fault))
+    if kind is not None and kind != graph_kind:
+        return -1
+    _fault_used = True
+    return decision
+
+
+def fallback_for(lir: LirGraph) -> Callable:
+    """The runtime's callback for the graph's opaque nodes. It closes over the conversion's
+    side table only, never over the compiled graph that holds it."""
+
+    def fallback(name: str, op: str, inputs: list, outputs: list, symbols: dict) -> None:
+        call = lir.fallbacks.get(name)
+        if call is None:
+            raise RuntimeError(f"loupe: no fallback recorded for node %{name} ({op})")
+        run_fallback(call, inputs, outputs, symbols)
+
+    return fallback
+
+
+# torch.Tensor.__dlpack__ without its Python checks, which cost more than a small kernel per
+# input; the one that matters, requires_grad, guards writes, and the runtime only reads inputs.
+_to_dlpack = torch._C._to_dlpack
+
+
+class LoupeGraph:
+    """A compiled aten graph: runs the C++ executable on the call's tensors.
+
+    Its generated kernels are built in the background while Dynamo finishes the compile; the
+    first call waits for them. Should the build fail (recorded in the trace as the compile's
+    failure), the graph runs eagerly from then on, or strict mode raises."""
+
+    def __init__(
+        self, gm: torch.fx.GraphModule, lir: LirGraph, compiled: Any, graph_kind: str, strict: bool
+    ):
+        self.gm = gm
+        self.lir = lir
+        self.compiled = compiled
+        self.graph_kind, self.strict = graph_kind, strict
+        self.kernels_checked = False
+        self.eager = False
+        # Worked out once so that a call does only the per-call work.
+        self.sources = [(kind == "arg", source) for kind, source in lir.inputs]
+        returned = [out for out in lir.outputs if out is None or isinstance(out, int)]
+        self.outputs_are_results = lir.outputs == list(range(len(returned)))
+        # Graph inputs returned as they are (a forward's saved parameters and activations): the
+        # call hands back the caller's own tensor, as eager and Inductor do, not a copy.
+        self.returned_inputs = [
+            (output, position)
+            for output, position in enumerate(compiled.output_inputs)
+            if position >= 0
+        ]
+
+    def __call__(self, *args) -> list:
+        if not self.kernels_checked:
+            self.kernels_checked = True
+            self.wait_for_kernels()
+        if self.eager:
+            return list(self.gm.forward(*args))
+        values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
+        results = self.compiled.run(
+            [
+                _to_dlpack(value if isinstance(value, torch.Tensor) else torch.tensor(int(value)))
+                for value in values
+            ],
+            torch.get_num_threads(),  # BLAS follows torch.set_num_threads
+            True,  # returned inputs come back as None: they are filled in from `values`
+        )
+        for output, position in self.returned_inputs:
+            results[output] = values[position]
+        if self.outputs_are_results:
+            return results
+        bindings = None
+        outputs = []
+        for out in self.lir.outputs:
+            if out is None or isinstance(out, int):
+                outputs.append(None if out is None else results[out])
+                continue
+            bindings = bindings or symbolic_outputs(self.lir, values)
+            outputs.append(int(out.xreplace(bindings)))
+        return outputs
+
+    def wait_for_kernels(self) -> None:
+        try:
+            self.compiled.wait_for_kernels()
+        except Exception as error:
+            if self.strict:
+                raise
+            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
+            print(message, file=sys.stderr)
+            self.eager = True
+
+
+class BisectingGraph:
+    """Bisect mode: on the first call, bisects the graph against eager on that call's inputs
+    (the bisector runs the full pipeline first and stops there when the results agree)."""
+
+    def __init__(
+        self, name: str, graph: LoupeGraph, pipeline: list, trace: Any, compile_id: int, fault: int
+    ):
+        self.name, self.graph, self.pipeline, self.fault = name, graph, pipeline, fault
+        self.trace, self.compile_id = trace, compile_id
+        self.bisected = False
+
+    def __call__(self, *args) -> list:
+        if not self.bisected:
+            self.bisected = True
+            self.bisect(args)
+        return self.graph(*args)
+
+    def bisect(self, args: tuple) -> None:
+        lir, gm = self.graph.lir, self.graph.gm
+        # Eager runs on copies: the reference must not see (or make) mutations of the inputs.
+        copies = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+        with torch.no_grad():
+            eager = gm(*copies)
+        reference = {
+            out: eager[position].detach().contiguous()
+            for position, out in enumerate(lir.outputs)
+            if isinstance(out, int) and not isinstance(out, bool)
+        }
+        if sorted(reference) != list(range(len(reference))):
+            print(f"loupe bisect: {self.name}: outputs do not map to eager's", file=sys.stderr)
+            return
+        inputs = []
+        for kind, source in lir.inputs:
+            value = args[source] if kind == "arg" else getattr(gm, source)
+            is_tensor = isinstance(value, torch.Tensor)
+            inputs.append(value.detach() if is_tensor else torch.tensor(int(value)))
+
+        def progress(what: str, done: int, estimated: int) -> None:
+            print(f"loupe bisect: {self.name}: trial {done}/~{estimated}: {what}", file=sys.stderr)
+
+        result = _C.bisect(
+            lir.text,
+            self.pipeline,
+            inputs,
+            [reference[i] for i in range(len(reference))],
+            fallback=fallback_for(lir),
+            inject_fault=self.fault,
+            trace=self.trace,
+            compile_id=self.compile_id,
+            progress=progress,
+        )
+        result.update(graph=self.name, compile_id=self.compile_id, trace=self.trace.path)
+        bisections.append(result)
+        if result["diverged"]:
+            print(
+                f"loupe bisect: graph {self.name} (compile {self.compile_id} in {self.trace.path})"
+            )
+            print(result["report"], end="", flush=True)
+
+
+def compile_graph(
+    gm: torch.fx.GraphModule,
+    example_inputs: list,
+    graph_kind: str,
+    config: Config,
+    names: list | None = None,
+) -> Callable:
+    trace, compile_id = begin_compile(config, gm, example_inputs, graph_kind, names)
+    failure = "error" if config.strict else "eager_fallback"
+    recorded = converting = False
+    try:
+        pipeline = _C.resolve_pipeline(config.pipeline, config.disable_passes)
+        name = f"{graph_kind}_{next(_graph_ids)}"
+        converting = True
+        lir = fx_to_lir(gm, name, set(_C.registered_ops()), dropout_rng=config.dropout_rng)
+        recorded = True  # from here on the binding records the outcome itself
+        fault = fault_for(config, graph_kind)
+        compiled = _C.CompiledGraph(
+            lir.text,
+            pipeline,
+            check=config.check,
+            fallback=fallback_for(lir),
+            trace=trace,
+            compile_id=compile_id,
+            failure_status=failure,
+            inject_fault=fault,
+        )
+        graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
+        if config.bisect:
+            return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
+        return make_boxed_func(graph)
+    except Exception as error:
+        if not recorded and converting:
+            # The graph it is about, as the FX code aot_autograd handed over.
+            trace.record_rejected_graph(compile_id, gm.code, describe(error))
+            trace.finish_compile(compile_id, failure, describe(error), "import")
+        elif not recorded:
+            trace.finish_compile(compile_id, failure, describe(error))
+        if config.strict:
+            raise
+        print(f"loupe: running {graph_kind} graph eagerly: {describe(error)}", file=sys.stderr)
+        return make_boxed_func(gm.forward)
