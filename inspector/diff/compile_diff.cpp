@@ -19,31 +19,26 @@
 #include "inspector/diff/compile_selector.h"
 #include "inspector/diff/dim_abstraction.h"
 #include "inspector/diff/dim_fit.h"
+#include "inspector/diff/finding_kinds.h"
 #include "inspector/diff/node_matcher.h"
 
 namespace loupe::diff {
 
 namespace {
 
-// ---- scoring (docs/differ.md, "Scoring"): a base per kind, then up to kPositionBonus for a
-// node nearest the inputs and kSourceBonus for naming a user line.
+// ---- scoring (docs/differ.md, "Scoring"): a base per kind (finding_kinds.def), then up to
+// kPositionBonus for a node nearest the inputs and kSourceBonus for naming a user line.
 constexpr double kPositionBonus = 5;
 constexpr double kSourceBonus = 3;
 
-double baseScore(std::string_view kind) {
-  static const std::map<std::string, double, std::less<>> bases = {
-      {"broadcast_blowup", 90}, {"hardcoded_dim", 88}, {"first_divergent_pass", 80},
-      {"failed_guard", 78},     {"graph_break", 75},   {"nonlinear_dim", 65},
-      {"unmatched_node", 50},   {"fusion_diff", 45},   {"kernel_diff", 40},
-      {"memory_diff", 35}};
-  auto it = bases.find(kind);
-  return it == bases.end() ? 0 : it->second;
+// How much one finding says on its own: a weak one starts from its kind's weak base
+// (finding_kinds.def says which instances are weak).
+enum class Evidence { Strong, Weak };
+
+double baseScore(FindingKind kind, Evidence evidence) {
+  const FindingKindInfo& info = findingKindInfo(kind);
+  return evidence == Evidence::Weak && info.weakBase > 0 ? info.weakBase : info.base;
 }
-// A divergence already in the frontend graphs is a symptom: the failed guard or the graph
-// break that made Dynamo trace differently names the cause, so it ranks below them.
-constexpr double kFrontendDivergence = 70;
-// A failed guard with no user line is the plain size guard of every recompile.
-constexpr double kGuardWithoutLine = 30;
 
 // ---- one compile's pipeline, parsed
 
@@ -151,11 +146,15 @@ private:
   std::vector<std::pair<size_t, size_t>> totals_;
 };
 
-Finding makeFinding(std::string kind, double base, std::string pass, std::vector<FindingNode> nodes,
+Finding makeFinding(FindingKind kind, std::string pass, std::vector<FindingNode> nodes,
                     std::optional<FindingSource> source, std::string message,
-                    double positionBonus = 0) {
-  double score = base + positionBonus + (source ? kSourceBonus : 0);
-  return Finding{std::move(kind),   score, std::move(pass), std::move(nodes), std::move(source),
+                    double positionBonus = 0, Evidence evidence = Evidence::Strong) {
+  double score = baseScore(kind, evidence) + positionBonus + (source ? kSourceBonus : 0);
+  return Finding{std::string(findingKindName(kind)),
+                 score,
+                 std::move(pass),
+                 std::move(nodes),
+                 std::move(source),
                  std::move(message)};
 }
 
@@ -262,7 +261,7 @@ void addUnmatchedNodes(const GraphComparison& cmp, const std::string& pass,
                        std::vector<Finding>& findings) {
   auto add = [&](const Node* node, bool inA) {
     findings.push_back(
-        makeFinding("unmatched_node", baseScore("unmatched_node"), pass,
+        makeFinding(FindingKind::UnmatchedNode, pass,
                     {inA ? findingNode(node, nullptr) : findingNode(nullptr, node)}, sourceOf(node),
                     nodeName(node) + " = " + node->op() + " : " + resultTypes(node) +
                         " is only in " + (inA ? "A" : "B") + how + where(sourceOf(node)),
@@ -349,8 +348,7 @@ void addBroadcastBlowups(const Graph& a, const Graph& b, const NodeMatching& mat
     // Tolerance for rounding in the ratios of large counts.
     if (*result <= std::max(operands, inputGrowth) * 1.01) continue;
     findings.push_back(
-        makeFinding("broadcast_blowup", baseScore("broadcast_blowup"), pass, {findingNode(na, nb)},
-                    sourceOf(na),
+        makeFinding(FindingKind::BroadcastBlowup, pass, {findingNode(na, nb)}, sourceOf(na),
                     nodeName(na) + " = " + na->op() + " is " + resultTypes(na) +
                         (&a == &b ? "" : " in A and " + resultTypes(nb) + " in B") + ": it grows " +
                         growth.describe(*result) + " while its operands grow at most " +
@@ -407,7 +405,7 @@ void addHardcodedDims(const DimAbstraction& dims, const NodeMatching& matching,
       const std::string& input = candidates.front();
       auto valueIn = [&](size_t k) { return dims.dimOf(input, k).str(); };
       findings.push_back(makeFinding(
-          "hardcoded_dim", baseScore("hardcoded_dim"), pass, {findingNode(na, nb)}, sourceOf(na),
+          FindingKind::HardcodedDim, pass, {findingNode(na, nb)}, sourceOf(na),
           nodeName(na) + " = " + na->op() + ": dim " + std::to_string(d) + " stays " +
               std::to_string(*c) + " (" + resultTypes(na) + " in A, " + resultTypes(nb) +
               " in B) while input dim " + input + " goes " + valueIn(0) + " -> " + valueIn(1) +
@@ -457,9 +455,9 @@ void addFusionDiffs(const LoadedCompile& A, const LoadedCompile& B, const Graph&
     const Node* any = na ? na : nb;
     const Node* first = any->body()->numNodes() ? any->body()->nodes().front() : any;
     std::string pass = na ? fusionDecision(A, na) : fusionDecision(B, nb);
-    findings.push_back(makeFinding("fusion_diff", baseScore("fusion_diff"),
-                                   pass.substr(0, pass.find(':')), {findingNode(na, nb)},
-                                   sourceOf(first), std::move(message), positions.bonus(any)));
+    findings.push_back(makeFinding(FindingKind::FusionDiff, pass.substr(0, pass.find(':')),
+                                   {findingNode(na, nb)}, sourceOf(first), std::move(message),
+                                   positions.bonus(any)));
   };
   for (auto [na, nb] : cmp.matching.pairs) {
     if (!na->hasBody() || !nb->hasBody() || na->graph() != &a || nb->graph() != &b) continue;
@@ -508,8 +506,8 @@ void addKernelDiffs(const LoadedCompile& A, const LoadedCompile& B, const NodeMa
       return k.name + " " + k.kind + " on " + k.target + " (" + k.op_summary + "; " + k.reason +
              ")";
     };
-    findings.push_back(makeFinding("kernel_diff", baseScore("kernel_diff"), pass,
-                                   {findingNode(na, nb)}, sourceOf(na),
+    findings.push_back(makeFinding(FindingKind::KernelDiff, pass, {findingNode(na, nb)},
+                                   sourceOf(na),
                                    nodeName(na) + " runs as kernel " + describe(ka) +
                                        " in A but as " + describe(kb) + " in B"));
   }
@@ -547,8 +545,7 @@ void addMemoryDiff(const LoadedCompile& A, const LoadedCompile& B, std::vector<F
                 "%s, grows x%.3g",
                 peakRatio, static_cast<long long>(planA->peak_bytes),
                 static_cast<long long>(planB->peak_bytes), fastest.c_str(), inputRatio);
-  findings.push_back(
-      makeFinding("memory_diff", baseScore("memory_diff"), "", {}, std::nullopt, text));
+  findings.push_back(makeFinding(FindingKind::MemoryDiff, "", {}, std::nullopt, text));
 }
 
 // ---- what Dynamo recorded around the compiles
@@ -571,8 +568,7 @@ void addGraphBreaks(const LoadedCompile& A, const LoadedCompile& B,
       if (!theirs.count(key)) {
         // Dynamo's reasons run to several lines of hints; the first says what broke.
         std::string reason = gb.reason.substr(0, gb.reason.find('\n'));
-        findings.push_back(makeFinding("graph_break", baseScore("graph_break"), "", {},
-                                       sourceOf(gb.user_stack),
+        findings.push_back(makeFinding(FindingKind::GraphBreak, "", {}, sourceOf(gb.user_stack),
                                        std::string("graph break only in ") + side + ": " + reason +
                                            where(sourceOf(gb.user_stack))));
       }
@@ -591,17 +587,18 @@ void addFailedGuards(const LoadedCompile& A, const LoadedCompile& B,
     });
     // A tensor's size check failing is the ordinary recompile on a new input shape: the line
     // Dynamo attributes it to (the first use of the tensor) explains nothing, so it is left
-    // out. A guard that a line of the program added ranks high, with that line.
+    // out, and the finding is weak evidence. A guard that a line of the program added ranks
+    // high, with that line.
     bool sizeCheck = expr.starts_with("TENSOR_MATCH") ||
                      (guard != guardsA.end() && guard->kind == "TENSOR_MATCH");
     auto source = guard == guardsA.end() || sizeCheck ? std::nullopt : sourceOf(guard->user_stack);
-    findings.push_back(makeFinding(
-        "failed_guard", source && !sizeCheck ? baseScore("failed_guard") : kGuardWithoutLine, "",
-        {}, source,
-        "B recompiled because guard `" + expr + "`" +
-            (guard == guardsA.end() ? "" : " (" + guard->kind + ")") + " failed" +
-            (reason.empty() || reason == expr ? "" : ": " + reason) +
-            (source ? ", set by the line" + where(source) : "")));
+    findings.push_back(makeFinding(FindingKind::FailedGuard, "", {}, source,
+                                   "B recompiled because guard `" + expr + "`" +
+                                       (guard == guardsA.end() ? "" : " (" + guard->kind + ")") +
+                                       " failed" +
+                                       (reason.empty() || reason == expr ? "" : ": " + reason) +
+                                       (source ? ", set by the line" + where(source) : ""),
+                                   0, source ? Evidence::Strong : Evidence::Weak));
   };
   std::vector<RecompileRecord> recompiles = B.ref.trace->recompiles(B.ref.compileId);
   // B was checked against every cached entry of its frame; the rejection by A is the one that
@@ -624,8 +621,9 @@ void rank(std::vector<Finding>& findings) {
 }
 
 bool onlyGuards(const std::vector<Finding>& findings) {
-  return std::all_of(findings.begin(), findings.end(),
-                     [](const Finding& f) { return f.kind == "failed_guard"; });
+  return std::all_of(findings.begin(), findings.end(), [](const Finding& f) {
+    return f.kind == findingKindName(FindingKind::FailedGuard);
+  });
 }
 
 DiffReport aroundPass(const CompileRef& ref, const std::string& passName) {
@@ -681,18 +679,16 @@ DiffReport diffCompiles(const CompileRef& a, const CompileRef& b, const DiffOpti
     const LoadedPass& pa = A.passes[common];
     const LoadedPass& pb = B.passes[common];
     if (pa.row.info.name != pb.row.info.name) {
-      findings.push_back(makeFinding("first_divergent_pass", baseScore("first_divergent_pass"),
-                                     pa.row.info.name, {}, std::nullopt,
-                                     "the pipelines differ at pass #" + std::to_string(common) +
-                                         ": " + pa.row.info.name + " in A, " + pb.row.info.name +
-                                         " in B"));
+      findings.push_back(
+          makeFinding(FindingKind::FirstDivergentPass, pa.row.info.name, {}, std::nullopt,
+                      "the pipelines differ at pass #" + std::to_string(common) + ": " +
+                          pa.row.info.name + " in A, " + pb.row.info.name + " in B"));
       break;
     }
     if (!pa.graph || !pb.graph) {
       const LoadedPass& failed = pa.graph ? pb : pa;
       findings.push_back(
-          makeFinding("first_divergent_pass", baseScore("first_divergent_pass"), pa.row.info.name,
-                      {}, std::nullopt,
+          makeFinding(FindingKind::FirstDivergentPass, pa.row.info.name, {}, std::nullopt,
                       "pass " + pa.row.info.name + " failed in " + (pa.graph ? "B" : "A") + ": " +
                           failed.row.info.error_message.value_or("no error recorded")));
       break;
@@ -715,14 +711,16 @@ DiffReport diffCompiles(const CompileRef& a, const CompileRef& b, const DiffOpti
     std::optional<FindingSource> source;
     std::vector<FindingNode> nodes = differingNodes(*divergence, source);
     bool frontend = common == 0;
+    // A divergence already in the frontend graphs is a symptom: the failed guard or the graph
+    // break that made Dynamo trace differently names the cause, so it is weak evidence.
     findings.push_back(makeFinding(
-        "first_divergent_pass", frontend ? kFrontendDivergence : baseScore("first_divergent_pass"),
-        divergentPass, nodes, source,
+        FindingKind::FirstDivergentPass, divergentPass, nodes, source,
         "after pass " + divergentPass +
             " the graphs differ beyond shapes: " + divergenceSummary(*divergence) +
             (frontend ? " (already in the first snapshot: Dynamo/aot_autograd traced different "
                         "graphs)"
-                      : "")));
+                      : ""),
+        0, frontend ? Evidence::Weak : Evidence::Strong));
     addUnmatchedNodes(*divergence, divergentPass, positions, "", findings);
   }
 
@@ -813,7 +811,7 @@ std::vector<Finding> scalingAnalysis(const std::vector<CompileRef>& compiles) {
       for (const auto& name : fit->nonlinearIn)
         inputs += (inputs.empty() ? "" : ", ") + name;
       nonlinear.insert(node.result(0));
-      findings.push_back(makeFinding("nonlinear_dim", baseScore("nonlinear_dim"), pass,
+      findings.push_back(makeFinding(FindingKind::NonlinearDim, pass,
                                      {findingNode(&node, counterparts.back())}, sourceOf(&node),
                                      nodeName(&node) + " = " + node.op() + ": dim " +
                                          std::to_string(d) + " = " + fit->expr.str() +

@@ -7,6 +7,7 @@
 
 #include "compiler/ir/error.h"
 #include "inspector/diff/compile_diff.h"
+#include "inspector/diff/finding_kinds.h"
 #include "inspector/trace/trace_reader.h"
 #include "inspector/trace/trace_writer.h"
 
@@ -290,6 +291,29 @@ TEST(CompileDiff, GraphBreakInOneCompileOnly) {
   EXPECT_EQ(report.findings[0].kind, "graph_break");
   EXPECT_EQ(report.findings[0].source->line, 25);
   EXPECT_NE(report.findings[0].message.find("only in B"), std::string::npos);
+}
+
+TEST(CompileDiff, ScoresStartFromTheKindsBaseInTheTable) {
+  // A graph break with its line: the base plus the bonus for naming a line. The plain size
+  // guard (no line) is weak evidence: its kind's weak base and nothing more.
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordGraphBreak(
+      trace.run(), GraphBreakRecord{.compile_id = c,
+                                    .frame_name = "forward",
+                                    .reason = "data-dependent branch",
+                                    .user_stack = {{"model.py", 25, "forward", ""}}});
+  trace.writer().recordRecompile(c, RecompileRecord{.previous_compile_key = "0/0",
+                                                    .reason = "tensor 'x' size mismatch at index 0",
+                                                    .failed_guard = "L['x'].size()[0] == 8"});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings[0].kind, findingKindName(FindingKind::GraphBreak));
+  EXPECT_EQ(report.findings[0].score, findingKindInfo(FindingKind::GraphBreak).base + 3);
+  EXPECT_EQ(report.findings[1].kind, findingKindName(FindingKind::FailedGuard));
+  EXPECT_EQ(report.findings[1].score, findingKindInfo(FindingKind::FailedGuard).weakBase);
 }
 
 TEST(CompileDiff, KernelChoicesDifferForMatchedNodes) {
