@@ -343,6 +343,32 @@ TEST(CompileDiff, KernelChoicesDifferForMatchedNodes) {
   EXPECT_NE(report.findings[0].message.find("large"), std::string::npos);
 }
 
+TEST(CompileDiff, PeakGrowingFasterThanEveryInputIsAMemoryDiff) {
+  // x doubles from batch 8 to 16 and the weight stays: a peak x4 is reported, x2.2 is not.
+  TraceFile trace;
+  auto compile = [&](int batch, int64_t peak, const std::string& key) {
+    int64_t id = trace.compile({{"shape-propagation", mlp(batch)}}, key);
+    trace.writer().recordBuffers(
+        id, {BufferRecord{.name = "x", .size_bytes = batch * 64 * 4, .is_graph_input = true},
+             BufferRecord{.name = "w", .size_bytes = 64 * 8 * 4, .is_graph_input = true}});
+    trace.writer().recordMemoryPlan(id, MemoryPlanRecord{.arena_bytes = peak, .peak_bytes = peak});
+    return id;
+  };
+  int64_t a = compile(8, 10000, "0/0");
+  int64_t fast = compile(16, 40000, "0/1");
+  int64_t slow = compile(16, 22000, "0/2");
+  const TraceReader& reader = trace.reader();
+  DiffReport grows = diffCompiles({&reader, a}, {&reader, fast});
+  ASSERT_EQ(grows.findings.size(), 1u);
+  EXPECT_EQ(grows.findings[0].kind, "memory_diff");
+  EXPECT_NE(grows.findings[0].message.find("peak memory grows x4 (10000 -> 40000 bytes) while "
+                                           "the fastest-growing input, x, grows x2"),
+            std::string::npos)
+      << grows.findings[0].message;
+  EXPECT_FALSE(grows.same);
+  EXPECT_TRUE(diffCompiles({&reader, a}, {&reader, slow}).findings.empty());
+}
+
 TEST(CompileDiff, UnparsableSnapshotIsAnErrorNamingCompileAndPass) {
   TraceFile trace;
   int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
