@@ -1,9 +1,12 @@
 // `loupe`: the command-line front end to traces and graphs. Subcommands live in cmd_*.cpp;
 // this file only declares the options and maps errors to exit codes (0 ok, 1 failed, 2 usage).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <string>
 
 #include "compiler/ir/error.h"
+#include "inspector/diff/finding_kinds.h"
 #include "inspector/trace/trace_error.h"
 #include "tools/loupe/commands.h"
 
@@ -11,6 +14,21 @@ namespace loupe::cli {
 void printError(const std::string& message) {
   std::cerr << "loupe: error: " << message << "\n";
 }
+
+namespace {
+// `loupe diff --help` lists the finding kinds from the differ's table, so the help cannot
+// drift from what the differ reports and how it ranks it.
+std::string findingKindsHelp() {
+  std::string text = "Findings (the JSON kind), highest base score first:\n";
+  for (const loupe::diff::FindingKindInfo& k : loupe::diff::kFindingKinds) {
+    std::string name(k.name);
+    name.resize(std::max<size_t>(name.size() + 2, 22), ' ');
+    text +=
+        "  " + name + std::to_string(static_cast<int>(k.base)) + "  " + std::string(k.doc) + "\n";
+  }
+  return text;
+}
+} // namespace
 } // namespace loupe::cli
 
 int main(int argc, char** argv) {
@@ -94,9 +112,7 @@ int main(int argc, char** argv) {
   auto* diffCmd = app.add_subcommand(
       "diff",
       "Compare two compiles of one frame (e.g. batch 8 vs 16) and rank what differs beyond "
-      "shapes, most likely culprit first: the first divergent pass, broadcast blow-ups, "
-      "hard-coded dims, graph breaks, failed guards, fusion, kernel and memory differences "
-      "(docs/differ.md).\n"
+      "shapes, most likely culprit first (docs/differ.md).\n"
       "  loupe diff TRACE                      each recompile vs the previous compile of its "
       "frame\n"
       "  loupe diff TRACE --a SEL --b SEL      two compiles of one trace\n"
@@ -104,8 +120,9 @@ int main(int argc, char** argv) {
       "  loupe diff TRACE --a SEL --around-pass PASS   one compile before and after a pass\n"
       "  loupe diff TRACE --a SEL --scaling    how dims scale over 3+ compiles\n"
       "Selectors (joined with ',', all must hold): 7 (compile id), 0/1 or 0/1:bw (compile "
-      "key), fw|bw|inference|graph, frame=NAME, x=8 (dim 0 of input x), x.1=64, batch=8.\n"
-      "Exit status: 0 only shapes differ, 1 the compiles differ, 2 error or usage.");
+      "key), fw|bw|inference|graph, frame=NAME, x=8 (dim 0 of input x), x.1=64, batch=8.\n" +
+          findingKindsHelp() +
+          "Exit status: 0 only shapes differ, 1 the compiles differ, 2 error or usage.");
   diffCmd->add_option("traces", diff.traces, "Trace file(s) (.db): one, or A and B")
       ->required()
       ->expected(1, 2);

@@ -7,6 +7,7 @@
 
 #include "compiler/ir/error.h"
 #include "inspector/diff/compile_diff.h"
+#include "inspector/diff/finding_kinds.h"
 #include "inspector/trace/trace_reader.h"
 #include "inspector/trace/trace_writer.h"
 
@@ -292,6 +293,29 @@ TEST(CompileDiff, GraphBreakInOneCompileOnly) {
   EXPECT_NE(report.findings[0].message.find("only in B"), std::string::npos);
 }
 
+TEST(CompileDiff, ScoresStartFromTheKindsBaseInTheTable) {
+  // A graph break with its line: the base plus the bonus for naming a line. The plain size
+  // guard (no line) is weak evidence: its kind's weak base and nothing more.
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordGraphBreak(
+      trace.run(), GraphBreakRecord{.compile_id = c,
+                                    .frame_name = "forward",
+                                    .reason = "data-dependent branch",
+                                    .user_stack = {{"model.py", 25, "forward", ""}}});
+  trace.writer().recordRecompile(c, RecompileRecord{.previous_compile_key = "0/0",
+                                                    .reason = "tensor 'x' size mismatch at index 0",
+                                                    .failed_guard = "L['x'].size()[0] == 8"});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings[0].kind, findingKindName(FindingKind::GraphBreak));
+  EXPECT_EQ(report.findings[0].score, findingKindInfo(FindingKind::GraphBreak).base + 3);
+  EXPECT_EQ(report.findings[1].kind, findingKindName(FindingKind::FailedGuard));
+  EXPECT_EQ(report.findings[1].score, findingKindInfo(FindingKind::FailedGuard).weakBase);
+}
+
 TEST(CompileDiff, KernelChoicesDifferForMatchedNodes) {
   TraceFile trace;
   auto withKernel = [](int batch) {
@@ -317,6 +341,32 @@ TEST(CompileDiff, KernelChoicesDifferForMatchedNodes) {
   EXPECT_EQ(report.findings[0].kind, "kernel_diff");
   EXPECT_NE(report.findings[0].message.find("small"), std::string::npos);
   EXPECT_NE(report.findings[0].message.find("large"), std::string::npos);
+}
+
+TEST(CompileDiff, PeakGrowingFasterThanEveryInputIsAMemoryDiff) {
+  // x doubles from batch 8 to 16 and the weight stays: a peak x4 is reported, x2.2 is not.
+  TraceFile trace;
+  auto compile = [&](int batch, int64_t peak, const std::string& key) {
+    int64_t id = trace.compile({{"shape-propagation", mlp(batch)}}, key);
+    trace.writer().recordBuffers(
+        id, {BufferRecord{.name = "x", .size_bytes = batch * 64 * 4, .is_graph_input = true},
+             BufferRecord{.name = "w", .size_bytes = 64 * 8 * 4, .is_graph_input = true}});
+    trace.writer().recordMemoryPlan(id, MemoryPlanRecord{.arena_bytes = peak, .peak_bytes = peak});
+    return id;
+  };
+  int64_t a = compile(8, 10000, "0/0");
+  int64_t fast = compile(16, 40000, "0/1");
+  int64_t slow = compile(16, 22000, "0/2");
+  const TraceReader& reader = trace.reader();
+  DiffReport grows = diffCompiles({&reader, a}, {&reader, fast});
+  ASSERT_EQ(grows.findings.size(), 1u);
+  EXPECT_EQ(grows.findings[0].kind, "memory_diff");
+  EXPECT_NE(grows.findings[0].message.find("peak memory grows x4 (10000 -> 40000 bytes) while "
+                                           "the fastest-growing input, x, grows x2"),
+            std::string::npos)
+      << grows.findings[0].message;
+  EXPECT_FALSE(grows.same);
+  EXPECT_TRUE(diffCompiles({&reader, a}, {&reader, slow}).findings.empty());
 }
 
 TEST(CompileDiff, UnparsableSnapshotIsAnErrorNamingCompileAndPass) {

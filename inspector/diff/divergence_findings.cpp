@@ -1,0 +1,102 @@
+// Where the two compiles' graphs part ways (first_divergent_pass, unmatched_node): the first
+// pass after which they are not the same up to shapes, or where the pipelines themselves
+// differ, and the nodes found in one graph only at that pass.
+#include <string>
+#include <vector>
+
+#include "inspector/diff/detectors.h"
+
+namespace loupe::diff {
+
+namespace {
+
+// The nodes a comparison found different, A's first, and the user line of the first that has one.
+std::vector<FindingNode> differingNodes(const GraphComparison& cmp,
+                                        std::optional<FindingSource>& source) {
+  std::vector<FindingNode> nodes;
+  auto add = [&](const Node* a, const Node* b) {
+    nodes.push_back(findingNode(a, b));
+    if (!source) source = sourceOf(a ? a : b);
+  };
+  for (auto [a, b] : cmp.differing)
+    add(a, b);
+  for (const Node* a : cmp.matching.onlyInA)
+    add(a, nullptr);
+  for (const Node* b : cmp.matching.onlyInB)
+    add(nullptr, b);
+  return nodes;
+}
+
+std::string divergenceSummary(const GraphComparison& cmp) {
+  if (!cmp.inputsProblem.empty()) return "their inputs differ (" + cmp.inputsProblem + ")";
+  constexpr size_t kShown = 3; // nodes named per category; the rest are counted
+  std::string text;
+  auto list = [&](const std::vector<const Node*>& nodes, const std::string& what) {
+    for (size_t i = 0; i < nodes.size() && i < kShown; ++i)
+      text += (text.empty() ? "" : "; ") + nodeName(nodes[i]) + " " + nodes[i]->op() + " " + what;
+    if (nodes.size() > kShown)
+      text += "; " + std::to_string(nodes.size() - kShown) + " more " + what;
+  };
+  list(cmp.matching.onlyInA, "only in A");
+  list(cmp.matching.onlyInB, "only in B");
+  for (size_t i = 0; i < cmp.differing.size() && i < kShown; ++i)
+    text += (text.empty() ? "" : "; ") + nodeName(cmp.differing[i].first) + " " +
+            cmp.differing[i].first->op() + " " + cmp.differingWhy[i];
+  if (cmp.differing.size() > kShown)
+    text += "; " + std::to_string(cmp.differing.size() - kShown) + " more changed";
+  return text;
+}
+
+// The pipelines part ways at pass `at`: another pass in each, or one that failed in one only.
+Finding partingFinding(const LoadedCompile& A, const LoadedCompile& B, size_t at) {
+  const LoadedPass& pa = A.passes[at];
+  const LoadedPass& pb = B.passes[at];
+  if (pa.row.info.name != pb.row.info.name)
+    return makeFinding(FindingKind::FirstDivergentPass, pa.row.info.name, {}, std::nullopt,
+                       "the pipelines differ at pass #" + std::to_string(at) + ": " +
+                           pa.row.info.name + " in A, " + pb.row.info.name + " in B");
+  const LoadedPass& failed = pa.graph ? pb : pa;
+  return makeFinding(FindingKind::FirstDivergentPass, pa.row.info.name, {}, std::nullopt,
+                     "pass " + pa.row.info.name + " failed in " + (pa.graph ? "B" : "A") + ": " +
+                         failed.row.info.error_message.value_or("no error recorded"));
+}
+
+} // namespace
+
+void detectFirstDivergentPass(const DiffInputs& in, std::vector<Finding>& findings) {
+  if (in.partingPass) findings.push_back(partingFinding(in.a, in.b, *in.partingPass));
+  if (!in.divergent) return;
+  const PassComparison& at = *in.divergent;
+  std::optional<FindingSource> source;
+  std::vector<FindingNode> nodes = differingNodes(at.cmp, source);
+  // A divergence already in the frontend graphs is a symptom: the failed guard or the graph
+  // break that made Dynamo trace differently names the cause, so it is weak evidence.
+  bool frontend = at.index == 0;
+  findings.push_back(makeFinding(
+      FindingKind::FirstDivergentPass, at.pass, nodes, source,
+      "after pass " + at.pass + " the graphs differ beyond shapes: " + divergenceSummary(at.cmp) +
+          (frontend ? " (already in the first snapshot: Dynamo/aot_autograd traced different "
+                      "graphs)"
+                    : ""),
+      0, frontend ? Evidence::Weak : Evidence::Strong));
+}
+
+void detectUnmatchedNodes(const DiffInputs& in, std::vector<Finding>& findings) {
+  if (!in.divergent) return;
+  const PassComparison& at = *in.divergent;
+  auto add = [&](const Node* node, bool inA) {
+    findings.push_back(
+        makeFinding(FindingKind::UnmatchedNode, at.pass,
+                    {inA ? findingNode(node, nullptr) : findingNode(nullptr, node)}, sourceOf(node),
+                    nodeName(node) + " = " + node->op() + " : " + resultTypes(node) +
+                        " is only in " + (inA ? "A" : "B") + in.sides + where(sourceOf(node)),
+                    at.positions.bonus(node)));
+  };
+  // Fused groups in one graph only are fusion_diff findings.
+  for (const Node* a : at.cmp.matching.onlyInA)
+    if (!a->hasBody()) add(a, true);
+  for (const Node* b : at.cmp.matching.onlyInB)
+    if (!b->hasBody()) add(b, false);
+}
+
+} // namespace loupe::diff

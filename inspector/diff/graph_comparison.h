@@ -1,0 +1,54 @@
+// Two graphs, the same up to shapes? Their nodes matched (node_matcher.h), their dims
+// abstracted over the input dims (dim_abstraction.h), and the matched pairs that still differ:
+// a dim that follows no input dim, another fused group, another rank. The differ compares the
+// two compiles' graphs pass by pass with this; a PassComparison is one such pass, with what
+// the detectors need to place their findings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "inspector/diff/dim_abstraction.h"
+#include "inspector/diff/finding_builder.h"
+#include "inspector/diff/node_matcher.h"
+
+namespace loupe::diff {
+
+// A value's dims, or none when it is not a tensor.
+std::vector<SymExpr> dimsOf(const Value* value);
+
+struct GraphComparison {
+  NodeMatching matching;
+  std::optional<DimAbstraction> dims; // absent when the graphs' inputs cannot be lined up
+  std::string inputsProblem;
+  // Matched pairs that still differ: a dim that follows no input, or another fused group.
+  std::vector<std::pair<const Node*, const Node*>> differing;
+  std::vector<std::string> differingWhy; // one per `differing` pair
+
+  bool same() const {
+    return inputsProblem.empty() && matching.onlyInA.empty() && matching.onlyInB.empty() &&
+           differing.empty();
+  }
+};
+
+// `names` are the input names for DimAbstraction (empty: its defaults).
+GraphComparison compareGraphs(const Graph& a, const Graph& b,
+                              const std::vector<std::string>& names);
+
+// The graphs A and B left after one pass, compared.
+struct PassComparison {
+  size_t index = 0; // the pass's position in the pipelines
+  std::string pass;
+  const Graph* a = nullptr;
+  const Graph* b = nullptr;
+  GraphComparison cmp;
+  Positions positions; // of both graphs' nodes
+};
+
+PassComparison comparePass(size_t index, std::string pass, const Graph& a, const Graph& b,
+                           const std::vector<std::string>& names);
+
+} // namespace loupe::diff
