@@ -3,6 +3,7 @@ in the table's order, as "name  base  doc" on a line of its own.
 
     help_lists_finding_kinds.py FINDING_KINDS_DEF HELP_TEXT   # exit 0: all listed; 1: what is not
 """
+
 import re
 import sys
 
