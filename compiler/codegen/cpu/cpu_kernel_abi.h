@@ -18,7 +18,7 @@
 
 namespace loupe {
 
-// Mirrored verbatim in the prelude of every generated translation unit.
+// Mirrored field for field in the prelude of every generated translation unit (kernel_prelude.cpp).
 struct LoupeKernelArgs {
   int64_t rank;                  // of the iteration space
   const int64_t* sizes;          // [rank]
