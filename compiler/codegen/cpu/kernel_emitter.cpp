@@ -115,7 +115,7 @@ public:
     group_.reduction ? emitReduction() : emitPointwise();
     --indent_;
     line("}");
-    return std::string(cpuKernelPrelude()) + "\n" + out_;
+    return std::string(kernelPrelude()) + "\n" + out_;
   }
 
 private:

@@ -9,7 +9,7 @@
 // expf, `loupe_exp(double)` is exp. Kernel patterns call these loupe_ names.
 #include "compiler/codegen/cpu/kernel_prelude.h"
 
-namespace loupe {
+namespace loupe::cpu_codegen {
 
 namespace {
 
@@ -131,8 +131,8 @@ static inline uint16_t loupe_f2bf(float value) {
 
 } // namespace
 
-std::string_view cpuKernelPrelude() {
+std::string_view kernelPrelude() {
   return kPrelude;
 }
 
-} // namespace loupe
+} // namespace loupe::cpu_codegen

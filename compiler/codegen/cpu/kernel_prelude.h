@@ -5,9 +5,9 @@
 
 #include <string_view>
 
-namespace loupe {
+namespace loupe::cpu_codegen {
 
 // Guarded by LOUPE_KERNEL_PRELUDE, so a translation unit of several kernels holds it once.
-std::string_view cpuKernelPrelude();
+std::string_view kernelPrelude();
 
-} // namespace loupe
+} // namespace loupe::cpu_codegen
