@@ -23,19 +23,22 @@ enum class Space { Full, Kept };
 
 // What a group is, as the emitter sees it.
 struct GroupAnalysis {
+  // The kernel's operands are the inputs, then the outputs: a fused node's body inputs and
+  // yielded values, a lone node's operands and results.
   std::vector<const Value*> inputs;
-  std::vector<const Node*> nodes;
+  std::vector<const Node*> nodes; // in order, loupe.constant nodes included
   std::vector<const Value*> outputs;
-  const Node* reduction = nullptr;
+  const Node* reduction = nullptr; // the group's one Reduction node, if any
   std::vector<size_t> reducedDims; // sorted
   bool keepdim = false;
-  Shape iterationShape;
+  Shape iterationShape;                // the outputs' shape, or the shape of the reduction's input
   std::map<const Value*, Space> space; // inputs and node results; constants have none
   // Symbolic attribute values, distinct, in order of first use: run-time scalar arguments.
   std::vector<SymExpr> scalars;
 };
 
-// A one-value loupe.constant: the emitter declares it as a literal, it has no place in the space.
+// A loupe.constant node (the analysis accepts one-value ones only): the emitter declares it as a
+// literal, and it has no place in the space.
 bool isConstantNode(const Node* node);
 
 // Throws Unsupported when the node is not generated (see canGenerateCpuKernel).

@@ -18,8 +18,9 @@ namespace {
 // microseconds, more than small kernels take.
 constexpr int64_t kParallelThreshold = 32768;
 
-// Independent partial accumulators in a contiguous reduction: enough for two AVX2 registers of
-// doubles, so the loop neither waits on one accumulator nor reassociates it.
+// Independent partial accumulators in a contiguous reduction: eight doubles fill four SSE2
+// registers (kernels are built without -march=native) or two AVX2 ones, so the loop neither
+// waits on one accumulator nor reassociates it.
 constexpr int kLanes = 8;
 
 std::string storageType(DType dtype) {
@@ -146,7 +147,7 @@ private:
     return [this, dims](size_t p) { return "p" + std::to_string(p) + "[" + offset(p, dims) + "]"; };
   }
 
-  // Opens one loop per dim; the first `parallel` of them collapsed into one OpenMP loop.
+  // Opens one loop per dim, all of them collapsed into one OpenMP loop when `parallel`.
   void openLoops(const std::vector<size_t>& dims, bool parallel) {
     if (parallel && !dims.empty())
       line("#pragma omp parallel for collapse(" + std::to_string(dims.size()) + ") if (total > " +
@@ -223,8 +224,8 @@ private:
     return p < group_.inputs.size() ? group_.inputs[p] : group_.outputs[p - group_.inputs.size()];
   }
 
-  // The stride operand p must have along the innermost dim for the contiguous path: 0 when it
-  // is broadcast along it (statically: it does not reach that dim, or has size 1 there), else 1.
+  // Whether operand p is broadcast along the innermost dim, as far as its type says: it does not
+  // reach that dim, or has size 1 there. Its stride there is then 0 on the contiguous path, else 1.
   bool broadcastAlongInnermost(size_t p) const {
     const Value* value = operandValue(p);
     size_t last = group_.iterationShape.size() - 1;
@@ -261,8 +262,8 @@ private:
     };
   }
 
-  // Emits `body` twice around the innermost dim: over row pointers when `contiguous`, which
-  // the compiler vectorises, and through the strides otherwise. Names bound by a body are
+  // Emits the innermost loop twice: `fast` over row pointers when `contiguous`, which the
+  // compiler vectorises, and `general` through the strides otherwise. Names bound by either are
   // local to it.
   void
   emitInnerLoop(const std::vector<size_t>& operands, const std::vector<size_t>& outer,
