@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -17,7 +18,7 @@
 
 namespace loupe {
 
-// Mirrored verbatim in the prelude of every generated translation unit.
+// Mirrored field for field in the prelude of every generated translation unit (kernel_prelude.cpp).
 struct LoupeKernelArgs {
   int64_t rank;                  // of the iteration space
   const int64_t* sizes;          // [rank]
@@ -28,9 +29,13 @@ struct LoupeKernelArgs {
 
 using CpuKernelFn = void (*)(const LoupeKernelArgs*);
 
+// Operand dims of size 1 that index no iteration dim (kept reduced dims with keepdim=true).
+constexpr size_t kNoIterationDim = std::numeric_limits<size_t>::max();
+
 struct CpuKernelSignature {
   Shape iterationShape;
-  // Inputs then outputs: for each dim of the operand, the iteration dim it is indexed by.
+  // Inputs then outputs: for each dim of the operand, the iteration dim it is indexed by, or
+  // kNoIterationDim.
   std::vector<std::vector<size_t>> operandDims;
   // Symbolic attributes of the group's ops (aten.div.Scalar {other=24*s0}), evaluated with the
   // run's bindings into LoupeKernelArgs::scalars.

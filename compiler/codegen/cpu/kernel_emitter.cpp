@@ -1,0 +1,446 @@
+// The emitter of generated kernels' C++ (kernel_emitter.h).
+#include "compiler/codegen/cpu/kernel_emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "compiler/codegen/cpu/kernel_prelude.h"
+#include "compiler/codegen/cpu/scalar_expression.h"
+#include "compiler/ops/pointwise.h"
+
+namespace loupe::cpu_codegen {
+
+namespace {
+
+// Below this many elements a kernel runs on one thread: starting a parallel region costs a few
+// microseconds, more than small kernels take.
+constexpr int64_t kParallelThreshold = 32768;
+
+// Independent partial accumulators in a contiguous reduction: eight doubles fill four SSE2
+// registers (kernels are built without -march=native) or two AVX2 ones, so the loop neither
+// waits on one accumulator nor reassociates it.
+constexpr int kLanes = 8;
+
+std::string storageType(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return "uint8_t";
+  case DType::U8:
+    return "uint8_t";
+  case DType::I8:
+    return "int8_t";
+  case DType::I16:
+    return "int16_t";
+  case DType::I32:
+    return "int32_t";
+  case DType::I64:
+    return "int64_t";
+  case DType::F16:
+    return "uint16_t";
+  case DType::BF16:
+    return "uint16_t";
+  case DType::F32:
+    return "float";
+  case DType::F64:
+    return "double";
+  }
+  return "?";
+}
+
+std::string computeType(DType dtype) {
+  switch (computeDType(dtype)) {
+  case DType::F64:
+    return "double";
+  case DType::F32:
+    return "float";
+  case DType::I64:
+    return "int64_t";
+  default:
+    return "bool";
+  }
+}
+
+std::string loadExpr(DType dtype, const std::string& element) {
+  if (dtype == DType::F16) return "loupe_h2f(" + element + ")";
+  if (dtype == DType::BF16) return "loupe_bf2f(" + element + ")";
+  if (dtype == DType::Bool) return "(" + element + " != 0)";
+  return element;
+}
+
+std::string storeExpr(DType dtype, const std::string& value) {
+  if (dtype == DType::F16) return "loupe_f2h(static_cast<float>(" + value + "))";
+  if (dtype == DType::BF16) return "loupe_f2bf(static_cast<float>(" + value + "))";
+  if (dtype == DType::Bool) return "static_cast<uint8_t>(" + value + " != 0)";
+  return "static_cast<" + storageType(dtype) + ">(" + value + ")";
+}
+
+// A constant node's value: integers exactly, everything else as op patterns write literals.
+std::string literal(double value, DType dtype) {
+  DType compute = computeDType(dtype);
+  if (compute == DType::I64 && std::isfinite(value))
+    return "static_cast<int64_t>(" + std::to_string(static_cast<int64_t>(value)) + "LL)";
+  return scalarLiteral(value, compute);
+}
+
+class KernelEmitter {
+public:
+  KernelEmitter(const GroupAnalysis& group, const OpRegistry& registry)
+      : group_(group), registry_(registry) {}
+
+  std::string emit(const std::string& entry) {
+    line("extern \"C\" void " + entry + "(const LoupeKernelArgs* args) {");
+    ++indent_;
+    line("const int64_t* n = args->sizes;");
+    for (size_t k = 0; k < group_.scalars.size(); ++k)
+      line("const double " + scalarName(k) + " = static_cast<double>(args->scalars[" +
+           std::to_string(k) + "]);");
+    size_t operand = 0;
+    for (const Value* value : group_.inputs)
+      declareOperand(operand++, value, true);
+    for (const Value* value : group_.outputs)
+      declareOperand(operand++, value, false);
+    for (const Node* node : group_.nodes)
+      if (isConstantNode(node)) {
+        names_[node->result()] = "c" + std::to_string(counter_++);
+        line("const " + computeType(node->result()->tensorType().dtype) + " " +
+             names_[node->result()] + " = " +
+             literal(node->attrs().getFloats("data")[0], node->result()->tensorType().dtype) + ";");
+      }
+    std::string total = "1";
+    for (size_t d = 0; d < group_.iterationShape.size(); ++d)
+      total += " * n[" + std::to_string(d) + "]";
+    line("const int64_t total = " + total + ";");
+    line("(void)total;");
+    group_.reduction ? emitReduction() : emitPointwise();
+    --indent_;
+    line("}");
+    return std::string(kernelPrelude()) + "\n" + out_;
+  }
+
+private:
+  void line(const std::string& text) { out_ += std::string(2 * indent_, ' ') + text + "\n"; }
+
+  void declareOperand(size_t index, const Value* value, bool input) {
+    std::string i = std::to_string(index);
+    std::string type = storageType(value->tensorType().dtype);
+    std::string constness = input ? "const " : "";
+    line(constness + type + "* p" + i + " = static_cast<" + constness + type + "*>(args->data[" +
+         i + "]);");
+    line("const int64_t* s" + i + " = args->strides[" + i + "];");
+  }
+
+  std::string offset(size_t operand, const std::vector<size_t>& dims) const {
+    std::string s;
+    for (size_t d : dims)
+      s += (s.empty() ? "" : " + ") + ("i" + std::to_string(d)) + " * s" + std::to_string(operand) +
+           "[" + std::to_string(d) + "]";
+    return s.empty() ? "0" : s;
+  }
+
+  // How the loop body reaches element (i0, ..., ik) of operand p: through its strides, or
+  // through a row pointer when the innermost dim is contiguous (see emitInnerLoop).
+  using Addressing = std::function<std::string(size_t operand)>;
+
+  Addressing strided(const std::vector<size_t>& dims) const {
+    return [this, dims](size_t p) { return "p" + std::to_string(p) + "[" + offset(p, dims) + "]"; };
+  }
+
+  // Opens one loop per dim, all of them collapsed into one OpenMP loop when `parallel`.
+  void openLoops(const std::vector<size_t>& dims, bool parallel) {
+    if (parallel && !dims.empty())
+      line("#pragma omp parallel for collapse(" + std::to_string(dims.size()) + ") if (total > " +
+           std::to_string(kParallelThreshold) + ")");
+    for (size_t d : dims) {
+      std::string i = "i" + std::to_string(d);
+      line("for (int64_t " + i + " = 0; " + i + " < n[" + std::to_string(d) + "]; ++" + i + ")");
+    }
+    line("{");
+    ++indent_;
+  }
+
+  void closeLoops() {
+    --indent_;
+    line("}");
+  }
+
+  void emitLoads(Space space, const Addressing& element) {
+    for (size_t i = 0; i < group_.inputs.size(); ++i) {
+      const Value* value = group_.inputs[i];
+      auto found = group_.space.find(value);
+      if (found == group_.space.end() || found->second != space || names_.count(value)) continue;
+      names_[value] = "x" + std::to_string(i);
+      DType dtype = value->tensorType().dtype;
+      line("const " + computeType(dtype) + " " + names_[value] + " = " +
+           loadExpr(dtype, element(i)) + ";");
+    }
+  }
+
+  std::string operandAs(const Value* value, DType compute) {
+    std::string name = names_.at(value);
+    if (computeType(value->tensorType().dtype) == computeType(compute)) return name;
+    return "static_cast<" + computeType(compute) + ">(" + name + ")";
+  }
+
+  void emitNodes(Space space) {
+    for (const Node* node : group_.nodes) {
+      if (isConstantNode(node) || node == group_.reduction) continue;
+      if (group_.space.at(node->result()) != space) continue;
+      DType compute = opComputeDType(*node);
+      std::vector<std::string> args;
+      for (const Value* operand : node->operands())
+        args.push_back(operandAs(operand, compute));
+      std::string expr = scalarExpression(*node, args, group_.scalars, registry_);
+      std::string name = "v" + std::to_string(counter_++);
+      std::string type = computeType(node->result()->tensorType().dtype);
+      line("const " + type + " " + name + " = static_cast<" + type + ">(" + expr + ");");
+      names_[node->result()] = name;
+    }
+  }
+
+  void emitStores(const Addressing& element) {
+    size_t base = group_.inputs.size();
+    for (size_t i = 0; i < group_.outputs.size(); ++i)
+      line(element(base + i) + " = " +
+           storeExpr(group_.outputs[i]->tensorType().dtype, names_.at(group_.outputs[i])) + ";");
+  }
+
+  // Operands the innermost loop touches: the full-space inputs, and the outputs when they are
+  // written in the same loop (pointwise kernels).
+  std::vector<size_t> innerOperands(bool withOutputs) const {
+    std::vector<size_t> operands;
+    for (size_t i = 0; i < group_.inputs.size(); ++i)
+      if (auto found = group_.space.find(group_.inputs[i]);
+          found != group_.space.end() && found->second == Space::Full)
+        operands.push_back(i);
+    if (withOutputs)
+      for (size_t i = 0; i < group_.outputs.size(); ++i)
+        operands.push_back(group_.inputs.size() + i);
+    return operands;
+  }
+
+  const Value* operandValue(size_t p) const {
+    return p < group_.inputs.size() ? group_.inputs[p] : group_.outputs[p - group_.inputs.size()];
+  }
+
+  // Whether operand p is broadcast along the innermost dim, as far as its type says: it does not
+  // reach that dim, or has size 1 there. Its stride there is then 0 on the contiguous path, else 1.
+  bool broadcastAlongInnermost(size_t p) const {
+    const Value* value = operandValue(p);
+    size_t last = group_.iterationShape.size() - 1;
+    std::vector<size_t> dims = operandDims(group_, value);
+    if (dims.empty() || dims.back() != last) return true;
+    return value->tensorType().shape.back() == SymExpr(1) &&
+           group_.iterationShape[last] != SymExpr(1);
+  }
+
+  // Declares `contiguous`: whether every operand in `operands` moves by its expected stride
+  // along the innermost dim (a single-element innermost dim makes any stride fine).
+  void declareContiguity(const std::vector<size_t>& operands) {
+    std::string last = std::to_string(group_.iterationShape.size() - 1);
+    std::string condition = "n[" + last + "] <= 1";
+    std::string all;
+    for (size_t p : operands)
+      all += (all.empty() ? "" : " && ") + ("s" + std::to_string(p) + "[" + last + "] == ") +
+             (broadcastAlongInnermost(p) ? "0" : "1");
+    line("const bool contiguous = " + condition + (all.empty() ? "" : " || (" + all + ")") + ";");
+  }
+
+  // Declares one restrict-qualified row pointer per operand, at the start of the current row
+  // (innermost index 0), and returns the addressing through them at innermost index `index`.
+  Addressing declareRows(const std::vector<size_t>& operands, const std::vector<size_t>& outer,
+                         const std::string& index) {
+    for (size_t p : operands) {
+      std::string i = std::to_string(p);
+      bool input = p < group_.inputs.size();
+      line(std::string(input ? "const " : "") + storageType(operandValue(p)->tensorType().dtype) +
+           "* __restrict r" + i + " = p" + i + " + " + offset(p, outer) + ";");
+    }
+    return [this, index](size_t p) {
+      return "r" + std::to_string(p) + "[" + (broadcastAlongInnermost(p) ? "0" : index) + "]";
+    };
+  }
+
+  // Emits the innermost loop twice: `fast` over row pointers when `contiguous`, which the
+  // compiler vectorises, and `general` through the strides otherwise. Names bound by either are
+  // local to it.
+  void
+  emitInnerLoop(const std::vector<size_t>& operands, const std::vector<size_t>& outer,
+                const std::function<void(const Addressing& fast, const std::string& index)>& fast,
+                const std::function<void()>& general) {
+    auto scoped = [this](const std::function<void()>& emitBody) {
+      auto names = names_;
+      ++indent_;
+      emitBody();
+      --indent_;
+      names_ = std::move(names);
+    };
+    line("if (contiguous) {");
+    scoped([&] {
+      std::string last = "i" + std::to_string(group_.iterationShape.size() - 1);
+      fast(declareRows(operands, outer, last), last);
+    });
+    line("} else {");
+    scoped(general);
+    line("}");
+  }
+
+  void emitPointwise() {
+    std::vector<size_t> all;
+    for (size_t d = 0; d < group_.iterationShape.size(); ++d)
+      all.push_back(d);
+    if (all.empty()) {
+      openLoops(all, false);
+      emitLoads(Space::Full, strided(all));
+      emitNodes(Space::Full);
+      emitStores(strided(all));
+      closeLoops();
+      return;
+    }
+    std::vector<size_t> outer(all.begin(), all.end() - 1);
+    std::vector<size_t> operands = innerOperands(true);
+    declareContiguity(operands);
+    openLoops(outer, true);
+    // Without outer dims the innermost loop is the one to share between threads.
+    std::string threshold = " if (total > " + std::to_string(kParallelThreshold) + ")";
+    std::string parallel = "#pragma omp parallel for" + threshold;
+    std::string vectorised = outer.empty() ? "#pragma omp parallel for simd" + threshold
+                                           : std::string("#pragma omp simd");
+    auto body = [&](const Addressing& element) {
+      emitLoads(Space::Full, element);
+      emitNodes(Space::Full);
+      emitStores(element);
+    };
+    std::string last = std::to_string(all.back());
+    std::string innerLoop =
+        "for (int64_t i" + last + " = 0; i" + last + " < n[" + last + "]; ++i" + last + ") {";
+    emitInnerLoop(
+        operands, outer,
+        [&](const Addressing& fast, const std::string&) {
+          line(vectorised);
+          line(innerLoop);
+          ++indent_;
+          body(fast);
+          --indent_;
+          line("}");
+        },
+        [&] {
+          if (outer.empty()) line(parallel);
+          line(innerLoop);
+          ++indent_;
+          body(strided(all));
+          --indent_;
+          line("}");
+        });
+    closeLoops();
+  }
+
+  void emitReduction() {
+    std::vector<size_t> all, kept;
+    for (size_t d = 0; d < group_.iterationShape.size(); ++d) {
+      all.push_back(d);
+      if (!std::binary_search(group_.reducedDims.begin(), group_.reducedDims.end(), d))
+        kept.push_back(d);
+    }
+    std::string count = "1";
+    for (size_t d : group_.reducedDims)
+      count += " * n[" + std::to_string(d) + "]";
+    line("const int64_t count = " + count + ";");
+    line("(void)count;");
+
+    const Node& reduction = *group_.reduction;
+    const ReductionRecipe& recipe = *registry_.find(reduction.op())->reduction;
+    // Floating reductions accumulate in double whatever the input precision (docs/cpu-codegen.md).
+    DType accumulate =
+        isFloating(reduction.operand(0)->tensorType().dtype) ? DType::F64 : DType::I64;
+    std::string accType = computeType(accumulate);
+    auto accumulateInto = [&](const std::string& acc, const Addressing& element) {
+      emitLoads(Space::Full, element);
+      emitNodes(Space::Full);
+      line(acc + " = " + recipe.combine(acc, operandAs(reduction.operand(0), accumulate)) + ";");
+    };
+
+    bool innermostReduced = !all.empty() && (kept.empty() || kept.back() != all.back());
+    std::vector<size_t> operands = innerOperands(false);
+    if (innermostReduced) declareContiguity(operands);
+    openLoops(kept, true);
+    line(accType + " acc = " + recipe.init(accumulate) + ";");
+    if (innermostReduced) {
+      std::vector<size_t> outerReduced(group_.reducedDims.begin(), group_.reducedDims.end() - 1);
+      std::vector<size_t> outer(all.begin(), all.end() - 1);
+      openLoops(outerReduced, false);
+      std::string last = std::to_string(all.back());
+      emitInnerLoop(
+          operands, outer,
+          [&](const Addressing& fast, const std::string& index) {
+            // kLanes independent partial results, so the loop vectorises without reassociating
+            // one accumulator; the recipe's combine is associative (it also merges the lanes).
+            std::string lanes = std::to_string(kLanes);
+            line(accType + " lane[" + lanes + "];");
+            line("for (int l = 0; l < " + lanes + "; ++l) lane[l] = " + recipe.init(accumulate) +
+                 ";");
+            line("int64_t " + index + " = 0;");
+            line("for (; " + index + " + " + lanes + " <= n[" + last + "]; " + index +
+                 " += " + lanes + ") {");
+            ++indent_;
+            line("#pragma omp simd");
+            line("for (int l = 0; l < " + lanes + "; ++l) {");
+            ++indent_;
+            auto names = names_;
+            accumulateInto("lane[l]", [&](size_t p) {
+              std::string element = fast(p);
+              return element.substr(0, element.size() - 1) +
+                     (element.ends_with("[0]") ? "]" : " + l]");
+            });
+            names_ = names;
+            --indent_;
+            line("}");
+            --indent_;
+            line("}");
+            line("for (int l = 0; l < " + lanes +
+                 "; ++l) acc = " + recipe.combine("acc", "lane[l]") + ";");
+            line("for (; " + index + " < n[" + last + "]; ++" + index + ") {");
+            ++indent_;
+            accumulateInto("acc", fast);
+            --indent_;
+            line("}");
+          },
+          [&] {
+            openLoops({all.back()}, false);
+            accumulateInto("acc", strided(all));
+            closeLoops();
+          });
+      closeLoops();
+    } else {
+      openLoops(group_.reducedDims, false);
+      accumulateInto("acc", strided(all));
+      closeLoops();
+    }
+    std::string result = "v" + std::to_string(counter_++);
+    std::string type = computeType(reduction.result()->tensorType().dtype);
+    line("const " + type + " " + result + " = static_cast<" + type + ">(" +
+         recipe.finalize("acc", "count") + ");");
+    names_[reduction.result()] = result;
+    emitLoads(Space::Kept, strided(kept));
+    emitNodes(Space::Kept);
+    emitStores(strided(kept));
+    closeLoops();
+  }
+
+  const GroupAnalysis& group_;
+  const OpRegistry& registry_;
+  std::map<const Value*, std::string> names_;
+  std::string out_;
+  int indent_ = 0;
+  int counter_ = 0;
+};
+
+} // namespace
+
+std::string emitKernelSource(const GroupAnalysis& group, const OpRegistry& registry,
+                             const std::string& entry) {
+  return KernelEmitter(group, registry).emit(entry);
+}
+
+} // namespace loupe::cpu_codegen

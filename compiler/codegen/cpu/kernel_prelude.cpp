@@ -1,0 +1,138 @@
+// The prelude: the text every generated kernel source starts with, everything a kernel needs
+// besides its own function (the ABI struct, fixed-width integer types, the math op patterns call,
+// half conversions); guarded so that several kernels can share one translation unit.
+//
+// The prelude includes no header: parsing <cmath> and <algorithm> cost the compiler about 0.1 s
+// per translation unit, more than many kernels take to optimise, and every graph's first call
+// waits for it. Math goes through the compiler's builtins (GCC and Clang both have them), which
+// are what <cmath>'s overloads call, so results are the same bit for bit: `loupe_exp(float)` is
+// expf, `loupe_exp(double)` is exp. Kernel patterns call these loupe_ names.
+#include "compiler/codegen/cpu/kernel_prelude.h"
+
+namespace loupe::cpu_codegen {
+
+namespace {
+
+constexpr const char* kPrelude = R"(#ifndef LOUPE_KERNEL_PRELUDE
+#define LOUPE_KERNEL_PRELUDE
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+// As <math.h> defines them.
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+
+struct LoupeKernelArgs {
+  int64_t rank;
+  const int64_t* sizes;
+  void* const* data;
+  const int64_t* const* strides;
+  const int64_t* scalars;
+};
+
+#define LOUPE_MATH_1(name)                                                                       \
+  static inline float loupe_##name(float x) { return __builtin_##name##f(x); }                  \
+  static inline double loupe_##name(double x) { return __builtin_##name(x); }
+LOUPE_MATH_1(exp)
+LOUPE_MATH_1(log)
+LOUPE_MATH_1(log1p)
+LOUPE_MATH_1(expm1)
+LOUPE_MATH_1(sqrt)
+LOUPE_MATH_1(sin)
+LOUPE_MATH_1(cos)
+LOUPE_MATH_1(tanh)
+LOUPE_MATH_1(erf)
+LOUPE_MATH_1(floor)
+LOUPE_MATH_1(ceil)
+LOUPE_MATH_1(trunc)
+LOUPE_MATH_1(nearbyint)
+#undef LOUPE_MATH_1
+static inline float loupe_fmod(float x, float y) { return __builtin_fmodf(x, y); }
+static inline double loupe_fmod(double x, double y) { return __builtin_fmod(x, y); }
+static inline float loupe_abs(float x) { return __builtin_fabsf(x); }
+static inline double loupe_abs(double x) { return __builtin_fabs(x); }
+// Integers (and bool) as std::abs has them: promoted to int at least.
+template <typename T>
+static inline auto loupe_abs(T x) { return x < 0 ? -x : +x; }
+
+template <typename T> inline constexpr bool loupe_is_floating = false;
+template <> inline constexpr bool loupe_is_floating<float> = true;
+template <> inline constexpr bool loupe_is_floating<double> = true;
+
+// Floating pow as torch's CPU kernel computes it for the exponents it special-cases: with a
+// constant exponent (pow.Tensor_Scalar) the branches fold away, so a cube is two multiplies,
+// which vectorize, instead of a libm call per element. Other type pairs compute in double, as
+// std::pow's mixed overloads do.
+template <typename T, typename E>
+static inline auto loupe_pow(T x, E e) {
+  if constexpr (loupe_is_floating<T> && loupe_is_floating<E>) {
+    if (e == E(2)) return x * x;
+    if (e == E(3)) return x * x * x;
+    if (e == E(0.5)) return loupe_sqrt(x);
+    if (e == E(-1)) return T(1) / x;
+    if (e == E(-2)) return T(1) / (x * x);
+    if constexpr (sizeof(T) == sizeof(float)) return __builtin_powf(x, static_cast<T>(e));
+    else return __builtin_pow(x, static_cast<T>(e));
+  } else {
+    return __builtin_pow(static_cast<double>(x), static_cast<double>(e));
+  }
+}
+
+static inline float loupe_h2f(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
+  if (exponent == 0) {
+    float magnitude = __builtin_ldexpf(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) bits = sign | 0x7f800000u | (mantissa << 13);
+  else bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
+
+static inline uint16_t loupe_f2h(float value) {
+  uint32_t x;
+  __builtin_memcpy(&x, &value, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);
+  if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (x < 0x38800000u) {
+    float magnitude;
+    __builtin_memcpy(&magnitude, &x, 4);
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(__builtin_nearbyintf(magnitude * 16777216.0f)));
+  }
+  x += 0xc8000fffu + ((x >> 13) & 1u);
+  return static_cast<uint16_t>(sign | (x >> 13));
+}
+
+static inline float loupe_bf2f(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
+
+static inline uint16_t loupe_f2bf(float value) {
+  uint32_t x;
+  __builtin_memcpy(&x, &value, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+#endif
+)";
+
+} // namespace
+
+std::string_view kernelPrelude() {
+  return kPrelude;
+}
+
+} // namespace loupe::cpu_codegen
