@@ -3,7 +3,7 @@
 // the second with nodes inserted, deleted and swapped with an independent neighbour. Prints the
 // median time of matchNodes and how well it matched against the known truth.
 //
-//   ninja -C build diff_match_bench && build/inspector/diff/diff_match_bench [seed]
+//   ninja -C build diff_match_bench && build/bench/diff_match_bench [seed]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

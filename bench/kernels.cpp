@@ -3,10 +3,9 @@
 // Executable on shapes from small to large. Prints microseconds per call and the bandwidth the
 // graph's inputs and outputs imply (every tensor read or written once).
 //
-// Build after `ninja -C build-perf loupe_compiler` (see docs/cpu-codegen.md):
-//   c++ -O2 -std=c++20 -I. bench/kernels.cpp build-perf/compiler/libloupe_compiler.a \
-//       -fopenmp -lopenblas -ldl -o build-perf/bench-kernels
-//   OMP_NUM_THREADS=1 build-perf/bench-kernels
+// Build and run (see docs/cpu-codegen.md):
+//   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build-release
+//   kernels_bench OMP_NUM_THREADS=1 build-release/bench/kernels_bench
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -74,11 +73,6 @@ Shape toShape(const Shape64& shape) {
 
 Shape64 lastDimOnly(const Shape64& shape) {
   return {shape.back()};
-}
-
-Shape64 withLastDim1(Shape64 shape) {
-  shape.back() = 1;
-  return shape;
 }
 
 const std::vector<Case> kCases = {
