@@ -11,22 +11,21 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
-#include <unistd.h>
 #include <vector>
 
 #include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
-#include "compiler/ir/parser.h"
 #include "compiler/ops/op_registry.h"
-#include "compiler/ops/verifier.h"
 #include "compiler/runtime/executable.h"
+#include "driver/compile_graph.h"
+#include "inspector/bisect/bisection_json.h"
 #include "inspector/bisect/bisection_record.h"
 #include "inspector/bisect/bisector.h"
+#include "inspector/recorder/run_info.h"
 #include "inspector/recorder/trace_recorder.h"
 #include "inspector/trace/trace_writer.h"
 #include "passes/pipeline.h"
@@ -153,13 +152,7 @@ public:
 
   int64_t beginRun(const std::string& command, const std::string& torchVersion,
                    const std::string& optionsJson) {
-    RunInfo run;
-    run.pid = static_cast<int64_t>(getpid());
-    run.command = command;
-    run.torch_version = torchVersion;
-    run.loupe_version = LOUPE_VERSION;
-    run.options_json = optionsJson;
-    return writer_.beginRun(run);
+    return writer_.beginRun(thisProcessRun(command, torchVersion, optionsJson));
   }
 
   int64_t beginCompile(int64_t runId, const CompileInfo& compile) {
@@ -257,18 +250,20 @@ public:
   CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                 PythonFallback fallback, Trace* trace, int64_t compileId,
                 const std::string& failureStatus, int injectFault)
-      : trace_(trace), compileId_(compileId), failureStatus_(failureStatus) {
-    auto start = std::chrono::steady_clock::now();
-    try {
-      compile(lir, pipeline, check, std::move(fallback), injectFault);
-      compileMs_ =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      if (trace_) trace_->finishCompile(compileId_, "ok", std::nullopt, std::nullopt, compileMs_);
-    } catch (const std::exception& e) {
-      recordFailure(e);
-      throw;
-    }
+      : trace_(trace), failureStatus_(failureStatus), check_(check) {
+    if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
+    CompileOptions options;
+    options.pipeline = pipeline;
+    options.pipelineOptions.injectFaultAt = injectFault;
+    if (recorder_) options.instrumentation = {recorder_.get()};
+    options.buildExecutable = true;
+    options.executable.check = check;
+    options.executable.fallback = toFallbackFn(std::move(fallback));
+    options.executable.inputOutputsAsIs = true;         // run copies them only when asked to
+    options.executable.buildKernelsInBackground = true; // see waitForKernels
+    compiled_ = compileGraph(lir, "<fx graph>", options);
+    if (recorder_) recorder_->finishCompile(compiled_, failureStatus_, lir);
+    compiled_.throwIfFailed();
   }
 
   // The generated kernels are built in the background (the host compiler runs while Dynamo
@@ -276,21 +271,15 @@ public:
   // adds the build's. A failed build is recorded as the compile's failure and raised, so the
   // caller can run the graph eagerly; every later call raises it again.
   void waitForKernels() {
-    if (build_ == Build::Ready) return;
-    try {
+    if (!kernelsFinished_) {
       {
         nb::gil_scoped_release noGil;
-        executable_->waitForKernels();
+        compiled_.finishKernelBuild();
       }
-      build_ = Build::Ready;
-      if (trace_)
-        trace_->finishCompile(compileId_, "ok", std::nullopt, std::nullopt,
-                              compileMs_ + executable_->kernelBuildMs());
-    } catch (const std::exception& e) {
-      if (build_ == Build::Running) recordFailure(e);
-      build_ = Build::Failed;
-      throw;
+      kernelsFinished_ = true;
+      if (recorder_) recorder_->finishCompile(compiled_, failureStatus_);
     }
+    compiled_.throwIfFailed();
   }
 
   // `inputsAsNone`: an output that is a graph input comes back as None, for a caller that
@@ -302,20 +291,21 @@ public:
     inputs.reserve(arrays.size());
     for (size_t i = 0; i < arrays.size(); ++i)
       inputs.push_back(borrowArray(arrays[i], i));
+    Executable& executable = *compiled_.executable;
     std::vector<Tensor> outputs;
     {
       nb::gil_scoped_release noGil;
-      outputs = executable_->run(inputs);
+      outputs = executable.run(inputs);
     }
-    if (trace_ && !arenaRecorded_) {
-      recorder_->recordMeasuredArena(executable_->arenaBytes());
+    if (recorder_ && !arenaRecorded_) {
+      recorder_->recordMeasuredArena(executable.arenaBytes());
       arenaRecorded_ = true;
     }
-    if (trace_ && check_)
-      for (const auto& [name, s] : executable_->stats().kernels)
-        trace_->writer().recordKernelMaxError(compileId_, name, s.maxAbsError);
+    if (recorder_ && check_)
+      for (const auto& [name, s] : executable.stats().kernels)
+        trace_->writer().recordKernelMaxError(recorder_->compileId(), name, s.maxAbsError);
     nb::list result;
-    const std::vector<int>& outputInputs = executable_->outputInputs();
+    const std::vector<int>& outputInputs = executable.outputInputs();
     for (size_t o = 0; o < outputs.size(); ++o) {
       if (outputInputs[o] < 0)
         result.append(toTorch(outputs[o]));
@@ -325,71 +315,25 @@ public:
     return result;
   }
 
-  const std::vector<int>& outputInputs() const { return executable_->outputInputs(); }
+  const std::vector<int>& outputInputs() const { return compiled_.executable->outputInputs(); }
 
   // {kernel name: (implementation, calls, total ms, max abs error)}
   nb::dict stats() const {
     nb::dict result;
-    for (const auto& [name, s] : executable_->stats().kernels)
+    for (const auto& [name, s] : compiled_.executable->stats().kernels)
       result[nb::str(name.c_str())] =
           nb::make_tuple(s.implementation, s.calls, s.totalMs, s.maxAbsError);
     return result;
   }
 
 private:
-  // The failed pass and its input graph are already recorded; the compile's outcome says which
-  // pass failed and why.
-  void recordFailure(const std::exception& e) {
-    if (!trace_) return;
-    const auto* error = dynamic_cast<const Error*>(&e);
-    std::optional<std::string> pass;
-    if (error && !error->context().pass.empty()) pass = error->context().pass;
-    if (inputRejected_) pass = "import";
-    trace_->finishCompile(compileId_, failureStatus_, e.what(), pass, std::nullopt);
-  }
-
-  void compile(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
-               PythonFallback fallback, int injectFault) {
-    if (trace_) recorder_ = std::make_unique<TraceRecorder>(trace_->writer(), compileId_);
-    try {
-      graph_ = parseGraph(lir, "<fx graph>");
-      verify(*graph_);
-    } catch (const std::exception& e) {
-      // No pass has run: the trace gets the graph that was rejected, with the error.
-      inputRejected_ = true;
-      if (recorder_) recorder_->recordRejectedInput(lir, graph_.get(), e.what());
-      throw;
-    }
-    Plan plan;
-    PipelineOptions pipelineOptions;
-    pipelineOptions.injectFaultAt = injectFault;
-    InstrumentationList instrumentation;
-    if (recorder_) instrumentation.add(recorder_.get());
-    PassManager manager;
-    addPasses(manager, pipeline);
-    PassContext ctx(pipelineOptions, instrumentation, plan);
-    manager.run(*graph_, ctx);
-
-    ExecutableOptions options;
-    options.check = check_ = check;
-    options.fallback = toFallbackFn(std::move(fallback));
-    options.inputOutputsAsIs = true;         // run copies them only when the caller wants tensors
-    options.buildKernelsInBackground = true; // see waitForKernels
-    executable_ = std::make_unique<Executable>(*graph_, plan, std::move(options));
-  }
-
   Trace* trace_;
-  int64_t compileId_;
-  std::string failureStatus_;
-  double compileMs_ = 0; // the constructor's: passes, code generation, the build started
-  // The kernel build's outcome, recorded in the trace once it is known.
-  enum class Build { Running, Ready, Failed } build_ = Build::Running;
-  std::unique_ptr<Graph> graph_;
-  std::unique_ptr<TraceRecorder> recorder_;
-  std::unique_ptr<Executable> executable_;
+  std::string failureStatus_; // the trace's status for a failed compile
+  bool check_;                // check mode: each run's kernel errors go into the trace
+  std::unique_ptr<TraceRecorder> recorder_; // with a trace
+  CompileResult compiled_;
+  bool kernelsFinished_ = false; // the background build's outcome is known and recorded
   bool arenaRecorded_ = false;
-  bool inputRejected_ = false; // the graph failed to parse or verify: no pass ran
-  bool check_ = false;         // check mode: each run's kernel errors go into the trace
 };
 
 // Calls Python with (one line describing the trial, trials done, trials expected).
@@ -402,8 +346,10 @@ nb::dict bisectGraph(const std::string& lir, const std::vector<std::string>& pip
                      const std::vector<AnyArray>& referenceArrays, PythonFallback fallback,
                      int injectFault, std::optional<double> rtol, std::optional<double> atol,
                      Trace* trace, int64_t compileId, PythonProgress progress) {
-  auto graph = parseGraph(lir, "<fx graph>");
-  verify(*graph);
+  // Imported as the backend's compile imported it (the pipeline is the bisector's to run).
+  CompileResult imported = compileGraph(lir, "<fx graph>", CompileOptions{});
+  imported.throwIfFailed();
+  const Graph& graph = *imported.graph;
   std::vector<Tensor> inputs, reference;
   for (size_t i = 0; i < inputArrays.size(); ++i)
     inputs.push_back(borrowArray(inputArrays[i], i));
@@ -417,47 +363,14 @@ nb::dict bisectGraph(const std::string& lir, const std::vector<std::string>& pip
   options.fallback = toFallbackFn(std::move(fallback));
   if (progress)
     options.progress = [&progress](const BisectTrial& trial, int done, int estimated) {
-      std::string what = trial.phase == "full" ? "full pipeline"
-                         : trial.phase == "pass"
-                             ? "passes up to " + trial.stopAfter
-                             : "decisions 1.." + std::to_string(trial.decisionLimit);
-      progress(what + (trial.diverged ? ": differs" : ": matches"), done, estimated);
+      progress(describeTrial(trial), done, estimated);
     };
-  BisectResult result = bisect(*graph, inputs, reference, options);
-  BisectionRecord record = bisectionRecordOf(result, injectFault);
-  if (trace) trace->writer().recordBisection(compileId, record);
-
-  nb::dict out;
-  out["status"] = record.status;
-  out["diverged"] = result.diverged;
-  out["report"] = describeResult(result);
-  out["first_bad_pass"] = result.firstBadPass;
-  out["total_decisions"] = result.totalDecisions;
-  out["max_abs_error"] = result.full.maxAbsError;
-  out["trials"] = result.trials.size();
-  out["decision"] = nb::none();
-  if (const auto& d = result.culprit) {
-    nb::dict decision;
-    decision["ordinal"] = d->ordinal;
-    decision["pass"] = d->pass;
-    decision["kind"] = d->kind;
-    decision["description"] = d->description;
-    decision["nodes"] = d->nodes;
-    out["decision"] = decision;
-  }
-  nb::list nodes;
-  for (const CulpritNodeRecord& n : record.culprit_nodes) {
-    nb::dict node;
-    node["name"] = n.name;
-    node["op"] = n.op;
-    node["file"] = n.file;
-    node["line"] = n.line;
-    node["module_path"] = n.module_path;
-    node["fused_members"] = n.fused_members;
-    nodes.append(node);
-  }
-  out["nodes"] = nodes;
-  return out;
+  BisectResult result = bisect(graph, inputs, reference, options);
+  if (trace) trace->writer().recordBisection(compileId, bisectionRecordOf(result, injectFault));
+  // The JSON `loupe bisect --json` prints, as a dict: one serialisation of a bisection.
+  static nb::handle loads =
+      nb::object(nb::module_::import_("json").attr("loads")).release(); // outlives the module
+  return nb::cast<nb::dict>(loads(bisectionJson(result, injectFault).dump()));
 }
 
 } // namespace
@@ -539,7 +452,8 @@ NB_MODULE(_C, m) {
         nb::arg("progress").none() = nb::none(),
         "Finds the pass and the decision that make the compiled graph's outputs differ from "
         "`reference` (eager's) on `inputs`; records the bisection against compile_id when a "
-        "trace is given. Returns a dict: status, diverged, report, decision, nodes, ...");
+        "trace is given. Returns a dict, as `loupe bisect --json` prints it: status, diverged, "
+        "report, decision, culprit_nodes, steps, ...");
 
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
