@@ -5,8 +5,7 @@
 #include <sstream>
 
 #include "compiler/ir/error.h"
-#include "compiler/pass/pass_manager.h"
-#include "passes/pipeline.h"
+#include "driver/compile_graph.h"
 
 namespace loupe {
 namespace {
@@ -21,24 +20,32 @@ public:
 };
 
 struct Compiled {
-  std::unique_ptr<Graph> graph;
-  Plan plan;
+  CompileResult result;
   std::vector<Decision> decisions;
 };
 
-// Compiles a copy of `graph` with the first `passes` passes and decisions 1..limit (-1: all).
-Compiled compile(const Graph& graph, const BisectOptions& options, size_t passes, int limit) {
-  Compiled compiled;
-  compiled.graph = graph.clone();
-  PassManager manager;
-  addPasses(manager, std::vector<std::string>(options.pipeline.begin(),
-                                              options.pipeline.begin() + long(passes)));
-  PipelineOptions pipelineOptions = options.pipelineOptions;
-  pipelineOptions.bisectLimit = limit;
+// Compiles a copy of `graph` with the first `passes` passes and decisions 1..limit (-1: all);
+// `runnable`: with its executable.
+Compiled compile(const Graph& graph, const BisectOptions& options, size_t passes, int limit,
+                 bool runnable) {
+  CompileOptions compileOptions;
+  compileOptions.pipeline.assign(options.pipeline.begin(), options.pipeline.begin() + long(passes));
+  compileOptions.pipelineOptions = options.pipelineOptions;
+  compileOptions.pipelineOptions.bisectLimit = limit;
   DecisionCollector collector;
-  PassContext context(pipelineOptions, collector, compiled.plan);
-  manager.run(*compiled.graph, context);
-  compiled.decisions = std::move(collector.decisions);
+  compileOptions.instrumentation = {&collector};
+  compileOptions.buildExecutable = runnable;
+  compileOptions.executable.fallback = options.fallback;
+  CompileResult result = compileGraph(graph.clone(), compileOptions);
+  return Compiled{std::move(result), std::move(collector.decisions)};
+}
+
+// The search's own compiles (decision counts, the culprit's graphs) repeat a prefix a trial
+// compiled without error, so a failure here is unexpected and ends the search.
+Compiled compileOrThrow(const Graph& graph, const BisectOptions& options, size_t passes,
+                        int limit) {
+  Compiled compiled = compile(graph, options, passes, limit, /*runnable=*/false);
+  compiled.result.throwIfFailed();
   return compiled;
 }
 
@@ -134,7 +141,7 @@ private:
   // Decisions made by the prefix with no limit (the full pipeline's are known).
   int decisionsOf(size_t passes) {
     if (passes == options_.pipeline.size()) return result_.totalDecisions;
-    return int(compile(graph_, options_, passes, -1).decisions.size());
+    return int(compileOrThrow(graph_, options_, passes, -1).decisions.size());
   }
 
   BisectTrial& trial(const std::string& phase, size_t passes, int limit) {
@@ -142,16 +149,19 @@ private:
     t.phase = phase;
     t.stopAfter = passes ? options_.pipeline[passes - 1] : "";
     t.decisionLimit = limit;
-    try {
-      Compiled compiled = compile(graph_, options_, passes, limit);
-      if (phase == "full") result_.totalDecisions = int(compiled.decisions.size());
-      ExecutableOptions executableOptions;
-      executableOptions.fallback = options_.fallback;
-      Executable executable(*compiled.graph, compiled.plan, executableOptions);
-      compare(executable.run(inputs_), reference_, tolerance_, t);
-    } catch (const std::exception& e) {
+    // A trial that fails to compile or run counts as diverged.
+    Compiled compiled = compile(graph_, options_, passes, limit, /*runnable=*/true);
+    if (!compiled.result.ok()) {
       t.diverged = true;
-      t.error = e.what();
+      t.error = compiled.result.error->message;
+    } else {
+      if (phase == "full") result_.totalDecisions = int(compiled.decisions.size());
+      try {
+        compare(compiled.result.executable->run(inputs_), reference_, tolerance_, t);
+      } catch (const std::exception& e) {
+        t.diverged = true;
+        t.error = e.what();
+      }
     }
     result_.trials.push_back(std::move(t));
     int done = int(result_.trials.size());
@@ -161,15 +171,15 @@ private:
   }
 
   void describeCulprit(size_t passes, int limit) {
-    Compiled at = compile(graph_, options_, passes, limit);
+    Compiled at = compileOrThrow(graph_, options_, passes, limit);
     result_.culprit = at.decisions.at(size_t(limit - 1));
     // A decision that erased or merged its nodes left them only in the graph before it.
-    Compiled before = compile(graph_, options_, passes, limit - 1);
+    Compiled before = compileOrThrow(graph_, options_, passes, limit - 1);
     for (const std::string& name : result_.culprit->nodes) {
       if (name.empty()) continue;
-      if (auto node = findNode(*at.graph, name)) {
+      if (auto node = findNode(*at.result.graph, name)) {
         result_.nodes.push_back(*node);
-      } else if (auto earlier = findNode(*before.graph, name)) {
+      } else if (auto earlier = findNode(*before.result.graph, name)) {
         result_.nodes.push_back(*earlier);
       }
     }
@@ -233,10 +243,20 @@ BisectResult bisect(const Graph& graph, const std::vector<Tensor>& inputs,
 
 std::vector<Tensor> runReference(const Graph& graph, const std::vector<Tensor>& inputs,
                                  const FallbackFn& fallback) {
-  ExecutableOptions options;
-  options.fallback = fallback;
-  Executable executable(graph, Plan{}, options);
-  return executable.run(inputs);
+  CompileOptions options; // no passes: the graph as written, with a default plan
+  options.buildExecutable = true;
+  options.executable.fallback = fallback;
+  CompileResult reference = compileGraph(graph.clone(), options);
+  reference.throwIfFailed();
+  return reference.executable->run(inputs);
+}
+
+std::string describeTrial(const BisectTrial& trial) {
+  std::string what = trial.phase == "full" ? "full pipeline"
+                     : trial.phase == "pass"
+                         ? "passes up to " + trial.stopAfter
+                         : "decisions 1.." + std::to_string(trial.decisionLimit);
+  return what + (trial.diverged ? ": differs" : ": matches");
 }
 
 std::string describeResult(const BisectResult& result) {

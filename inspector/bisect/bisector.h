@@ -79,6 +79,9 @@ BisectResult bisect(const Graph& graph, const std::vector<Tensor>& inputs,
 std::vector<Tensor> runReference(const Graph& graph, const std::vector<Tensor>& inputs,
                                  const FallbackFn& fallback = {});
 
+// "passes up to cse: differs": what a progress report says of a trial.
+std::string describeTrial(const BisectTrial& trial);
+
 // "culprit: decision 7 of 12 [pointwise-fusion] fusion: ..." and the nodes with their source
 // lines, or "no divergence ...": what `loupe bisect` prints.
 std::string describeResult(const BisectResult& result);

@@ -2,6 +2,7 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/pass/pass.h"
+#include "driver/compile_graph.h"
 
 namespace loupe {
 
@@ -99,6 +100,21 @@ void TraceRecorder::recordRejectedInput(std::string_view lir, const Graph* parse
     snapshot.lir = std::string(lir); // unparsable: the text as given, without node rows
   }
   writer_.recordPass(compileId_, PassRecord{std::move(info), std::move(snapshot)});
+}
+
+void TraceRecorder::finishCompile(const CompileResult& result, std::string_view failureStatus,
+                                  std::string_view lir) {
+  if (result.ok()) {
+    writer_.finishCompile(compileId_,
+                          CompileOutcome{"ok", std::nullopt, std::nullopt, result.compileMs});
+    return;
+  }
+  const CompileError& error = *result.error;
+  if (error.pass == "import") recordRejectedInput(lir, result.graph.get(), error.message);
+  std::optional<std::string> pass;
+  if (!error.pass.empty()) pass = error.pass;
+  writer_.finishCompile(
+      compileId_, CompileOutcome{std::string(failureStatus), error.message, pass, std::nullopt});
 }
 
 void TraceRecorder::onDecision(const Decision& decision) {

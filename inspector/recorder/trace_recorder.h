@@ -15,6 +15,8 @@
 
 namespace loupe {
 
+struct CompileResult;
+
 class TraceRecorder : public PassInstrumentation {
 public:
   TraceRecorder(TraceWriter& writer, int64_t compileId) : writer_(writer), compileId_(compileId) {}
@@ -31,9 +33,18 @@ public:
   // so the trace keeps the graph a failure is about.
   void recordRejectedInput(std::string_view lir, const Graph* parsed, const std::string& error);
 
+  // Ends the compile's record with the driver's result: "ok" and its wall time, or
+  // `failureStatus` ("error", "eager_fallback") with the error and the failed pass. An input
+  // rejected before any pass ran is recorded too (recordRejectedInput): the graph when it
+  // parsed, else `lir`, the text as given. Called again (a background kernel build finished),
+  // it replaces the outcome.
+  void finishCompile(const CompileResult& result, std::string_view failureStatus,
+                     std::string_view lir = {});
+
   // Rewrites the compile's memory plan with the arena size a run actually used.
   void recordMeasuredArena(int64_t bytes);
 
+  int64_t compileId() const { return compileId_; }
   int passesRecorded() const { return ordinal_; }
 
 private:

@@ -21,6 +21,7 @@
 #include "compiler/pass/ir_printing.h"
 #include "compiler/pass/pass_manager.h"
 #include "compiler/pass/plan_printer.h"
+#include "driver/compile_graph.h"
 #include "passes/pipeline.h"
 
 namespace loupe {
@@ -285,24 +286,23 @@ std::string readInput(const std::string& path) {
   return text.str();
 }
 
-Plan runPipeline(const Options& options, Graph& graph, DecisionLog& log,
-                 IRPrintingInstrumentation& printer) {
-  PassManager manager(options.manager);
-  addPasses(manager, options.pipeline);
-  PipelineOptions pipelineOptions;
+// Compiles one graph of the input in place, through the driver; returns its plan.
+Plan compileInPlace(const Options& options, std::unique_ptr<Graph>& graph, DecisionLog& log,
+                    IRPrintingInstrumentation& printer) {
+  CompileOptions compile;
+  compile.pipeline = options.pipeline;
+  compile.manager = options.manager;
   if (options.bisectLimit >= 0)
-    pipelineOptions.bisectLimit = std::max(0, options.bisectLimit - log.made());
+    compile.pipelineOptions.bisectLimit = std::max(0, options.bisectLimit - log.made());
   // Like the limit, the fault's decision is counted across the graphs of the input.
   if (options.injectFaultAt > log.made())
-    pipelineOptions.injectFaultAt = options.injectFaultAt - log.made();
-  InstrumentationList instrumentation;
-  instrumentation.add(&log);
-  instrumentation.add(&printer);
-  Plan plan;
-  PassContext context(pipelineOptions, instrumentation, plan);
+    compile.pipelineOptions.injectFaultAt = options.injectFaultAt - log.made();
+  compile.instrumentation = {&log, &printer};
   log.startGraph();
-  manager.run(graph, context);
-  return plan;
+  CompileResult result = compileGraph(std::move(graph), compile);
+  result.throwIfFailed(); // main prints the error: exit status 1
+  graph = std::move(result.graph);
+  return std::move(result.plan);
 }
 
 int run(const Options& options) {
@@ -322,7 +322,7 @@ int run(const Options& options) {
   IRPrintingInstrumentation printer(options.printing, std::cerr);
   for (size_t i = 0; i < graphs.size(); ++i) {
     Plan plan;
-    if (!options.pipeline.empty()) plan = runPipeline(options, *graphs[i], log, printer);
+    if (!options.pipeline.empty()) plan = compileInPlace(options, graphs[i], log, printer);
     out << (i ? "\n" : "") << toText(*graphs[i]);
     if (options.printPlan) printPlan(plan, out);
   }

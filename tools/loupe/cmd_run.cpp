@@ -5,14 +5,14 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <unistd.h>
 
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
-#include "compiler/ops/op_registry.h"
 #include "compiler/ops/verifier.h"
 #include "compiler/runtime/executable.h"
 #include "compiler/runtime/npy.h"
+#include "driver/compile_graph.h"
+#include "inspector/recorder/run_info.h"
 #include "inspector/recorder/trace_recorder.h"
 #include "inspector/trace/trace_writer.h"
 #include "passes/pipeline.h"
@@ -48,58 +48,36 @@ int runRun(const RunOptions& options) {
   }
   auto graphs = parseFile(options.file);
   if (graphs.empty()) throw Error("input", "no graph in " + options.file);
-  Graph& graph = *graphs.front();
+  const Graph& graph = *graphs.front();
   verify(graph);
   std::vector<Tensor> inputs = prepareInputs(graph, options.inputs, options.symbols, options.seed);
 
   std::unique_ptr<TraceWriter> writer;
-  int64_t compileId = 0;
+  std::unique_ptr<TraceRecorder> recorder;
   if (!options.trace.empty()) {
     writer = std::make_unique<TraceWriter>(options.trace);
-    RunInfo run;
-    run.pid = static_cast<int64_t>(getpid());
-    run.command = "loupe run " + options.file;
-    run.loupe_version = LOUPE_VERSION;
-    int64_t runId = writer->beginRun(run);
+    int64_t runId = writer->beginRun(thisProcessRun("loupe run " + options.file));
     CompileInfo compile;
     compile.frame_name = graph.name();
     compile.frame_file = options.file;
     compile.graph_kind = "graph";
-    compileId = writer->beginCompile(runId, compile);
+    recorder = std::make_unique<TraceRecorder>(*writer, writer->beginCompile(runId, compile));
   }
 
-  Plan plan;
-  std::unique_ptr<TraceRecorder> recorder;
-  auto start = std::chrono::steady_clock::now();
-  if (!options.noCompile) {
-    PipelineOptions pipelineOptions;
-    InstrumentationList instrumentation;
-    if (writer) {
-      recorder = std::make_unique<TraceRecorder>(*writer, compileId);
-      instrumentation.add(recorder.get());
-    }
-    PassManager manager;
-    addPasses(manager, options.pipeline.empty() ? defaultPipeline() : options.pipeline);
-    PassContext ctx(pipelineOptions, instrumentation, plan);
-    try {
-      manager.run(graph, ctx);
-    } catch (const std::exception& e) {
-      // The trace keeps the failure (the failed pass and its graph are already recorded).
-      if (writer) {
-        const auto* error = dynamic_cast<const Error*>(&e);
-        std::optional<std::string> pass;
-        if (error && !error->context().pass.empty()) pass = error->context().pass;
-        writer->finishCompile(compileId, CompileOutcome{"error", e.what(), pass, std::nullopt});
-      }
-      throw;
-    }
-  }
-  double compileMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // With --no-compile no pass runs: the graph as written, with reference implementations.
+  CompileOptions compileOptions;
+  if (!options.noCompile)
+    compileOptions.pipeline = options.pipeline.empty() ? defaultPipeline() : options.pipeline;
+  if (recorder) compileOptions.instrumentation = {recorder.get()};
+  compileOptions.buildExecutable = true;
+  compileOptions.executable.check = options.check;
+  CompileResult compiled = compileGraph(graph.clone(), compileOptions);
+  // The trace keeps a failure (the failed pass and its graph are already recorded).
+  if (recorder && !compiled.ok()) recorder->finishCompile(compiled, "error");
+  compiled.throwIfFailed();
+  Executable& executable = *compiled.executable;
+  const Plan& plan = compiled.plan;
 
-  ExecutableOptions execOptions;
-  execOptions.check = options.check;
-  Executable executable(graph, plan, execOptions);
   auto runStart = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = executable.run(inputs);
   double runMs =
@@ -107,7 +85,7 @@ int runRun(const RunOptions& options) {
           .count();
 
   std::printf("compiled %s with %zu kernels in %.1f ms; ran in %.3f ms\n", options.file.c_str(),
-              plan.kernels.size(), compileMs, runMs);
+              plan.kernels.size(), compiled.compileMs, runMs);
   for (size_t i = 0; i < outputs.size(); ++i)
     printTensorSummary("output " + std::to_string(i), outputs[i]);
 
@@ -126,14 +104,14 @@ int runRun(const RunOptions& options) {
       std::cout << "wrote " << path << "\n";
     }
   }
-  if (writer) {
+  if (recorder) {
     if (options.check && !options.noCompile)
       for (const auto& [name, s] : executable.stats().kernels)
-        writer->recordKernelMaxError(compileId, name, s.maxAbsError);
-    writer->recordRuntimeStats(compileId, RuntimeStatsRecord{1, runMs});
-    if (recorder) recorder->recordMeasuredArena(executable.arenaBytes());
-    writer->finishCompile(compileId, CompileOutcome{"ok", std::nullopt, std::nullopt, compileMs});
-    std::cout << "trace: " << options.trace << " (compile " << compileId << ")\n";
+        writer->recordKernelMaxError(recorder->compileId(), name, s.maxAbsError);
+    writer->recordRuntimeStats(recorder->compileId(), RuntimeStatsRecord{1, runMs});
+    recorder->recordMeasuredArena(executable.arenaBytes());
+    recorder->finishCompile(compiled, "error");
+    std::cout << "trace: " << options.trace << " (compile " << recorder->compileId() << ")\n";
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "bisect_test_graph.h"
 #include "compiler/pass/pass_manager.h"
+#include "inspector/bisect/bisection_json.h"
 #include "inspector/bisect/bisection_record.h"
 #include "inspector/bisect/bisector.h"
 #include "passes/pipeline.h"
@@ -118,6 +119,34 @@ TEST(Bisector, RecordKeepsTheCulpritAndEveryStep) {
   EXPECT_EQ(record.steps.size(), result.trials.size());
   EXPECT_EQ(record.steps.front().phase, "full");
   EXPECT_TRUE(record.steps.front().diverged);
+}
+
+// The one JSON form, which `loupe bisect --json` prints and loupe._C.bisect returns as a dict.
+TEST(Bisector, JsonCarriesTheVerdictTheReportAndTheRecord) {
+  BisectResult result = bisectWithFault(2);
+  nlohmann::json json = bisectionJson(result, 2);
+  EXPECT_EQ(json["status"], "culprit_decision");
+  EXPECT_EQ(json["diverged"], true);
+  EXPECT_EQ(json["report"], describeResult(result));
+  EXPECT_EQ(json["injected_fault"], 2);
+  EXPECT_EQ(json["first_bad_pass"], result.firstBadPass);
+  EXPECT_EQ(json["total_decisions"], result.totalDecisions);
+  EXPECT_DOUBLE_EQ(json["max_abs_error"].get<double>(), result.full.maxAbsError);
+  EXPECT_EQ(json["decision"]["ordinal"], 2);
+  EXPECT_EQ(json["decision"]["pass"], result.culprit->pass);
+  EXPECT_EQ(json["decision"]["nodes"], result.culprit->nodes);
+  ASSERT_EQ(json["culprit_nodes"].size(), result.nodes.size());
+  EXPECT_EQ(json["culprit_nodes"][0]["name"], result.nodes[0].name);
+  EXPECT_EQ(json["culprit_nodes"][0]["line"], result.nodes[0].loc.line);
+  ASSERT_EQ(json["steps"].size(), result.trials.size());
+  EXPECT_EQ(json["steps"][0]["phase"], "full");
+
+  nlohmann::json clean = bisectionJson(bisectWithFault(-1), -1);
+  EXPECT_EQ(clean["status"], "no_divergence");
+  EXPECT_EQ(clean["diverged"], false);
+  EXPECT_TRUE(clean["decision"].is_null());
+  EXPECT_FALSE(clean.contains("injected_fault"));
+  EXPECT_EQ(clean["first_bad_pass"], "");
 }
 
 } // namespace

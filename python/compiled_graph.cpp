@@ -1,0 +1,107 @@
+#include "python/compiled_graph.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "compiler/codegen/cpu/library_kernels.h"
+
+namespace loupe::binding {
+
+CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline,
+                             bool check, PythonFallback fallback, Trace* trace, int64_t compileId,
+                             const std::string& failureStatus, int injectFault)
+    : trace_(trace), failureStatus_(failureStatus), check_(check) {
+  if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
+  CompileOptions options;
+  options.pipeline = pipeline;
+  options.pipelineOptions.injectFaultAt = injectFault;
+  if (recorder_) options.instrumentation = {recorder_.get()};
+  options.buildExecutable = true;
+  options.executable.check = check;
+  options.executable.fallback = toFallbackFn(std::move(fallback));
+  options.executable.inputOutputsAsIs = true;         // run copies them only when asked to
+  options.executable.buildKernelsInBackground = true; // see waitForKernels
+  compiled_ = compileGraph(lir, "<fx graph>", options);
+  if (recorder_) recorder_->finishCompile(compiled_, failureStatus_, lir);
+  compiled_.throwIfFailed();
+}
+
+void CompiledGraph::waitForKernels() {
+  if (!kernelsFinished_) {
+    {
+      nb::gil_scoped_release noGil;
+      compiled_.finishKernelBuild();
+    }
+    kernelsFinished_ = true;
+    if (recorder_) recorder_->finishCompile(compiled_, failureStatus_);
+  }
+  compiled_.throwIfFailed();
+}
+
+nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone) {
+  waitForKernels();
+  setCpuLibraryThreads(threads);
+  std::vector<Tensor> inputs;
+  inputs.reserve(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i)
+    inputs.push_back(borrowArray(arrays[i], i));
+  Executable& executable = *compiled_.executable;
+  std::vector<Tensor> outputs;
+  {
+    nb::gil_scoped_release noGil;
+    outputs = executable.run(inputs);
+  }
+  if (recorder_ && !arenaRecorded_) {
+    recorder_->recordMeasuredArena(executable.arenaBytes());
+    arenaRecorded_ = true;
+  }
+  if (recorder_ && check_)
+    for (const auto& [name, s] : executable.stats().kernels)
+      trace_->writer().recordKernelMaxError(recorder_->compileId(), name, s.maxAbsError);
+  nb::list result;
+  const std::vector<int>& outputInputs = executable.outputInputs();
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (outputInputs[o] < 0)
+      result.append(toTorch(outputs[o]));
+    else // the caller's memory, borrowed: never handed out as is
+      result.append(inputsAsNone ? nb::none() : toTorch(outputs[o].clone()));
+  }
+  return result;
+}
+
+nb::dict CompiledGraph::stats() const {
+  nb::dict result;
+  for (const auto& [name, s] : compiled_.executable->stats().kernels)
+    result[nb::str(name.c_str())] =
+        nb::make_tuple(s.implementation, s.calls, s.totalMs, s.maxAbsError);
+  return result;
+}
+
+void bindCompiledGraph(nb::module_& m) {
+  nb::class_<CompiledGraph>(m, "CompiledGraph")
+      .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
+                    Trace*, int64_t, const std::string&, int>(),
+           nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
+           nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
+           nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
+           nb::arg("inject_fault") = -1,
+           "Parses, verifies and compiles one graph and finishes its compile record in the "
+           "trace: 'ok', or failure_status with the error and the failed pass (then raises "
+           "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N.")
+      .def("wait_for_kernels", &CompiledGraph::waitForKernels,
+           "Waits for the generated kernels, built in the background after the constructor "
+           "returns; a failed build is recorded as the compile's failure and raises LoupeError "
+           "(then and on every later call, run included).")
+      .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::arg("threads") = 0,
+           nb::arg("inputs_as_none") = false,
+           "Runs on CPU tensors (or their DLPack capsules) in graph-input order, with at most "
+           "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors, "
+           "which share memory with no input and no other output. With inputs_as_none, an "
+           "output that is a graph input comes back as None instead of a copy (see "
+           "output_inputs).")
+      .def_prop_ro("output_inputs", &CompiledGraph::outputInputs,
+                   "Per output: the position of the graph input it is, or -1.")
+      .def("stats", &CompiledGraph::stats);
+}
+
+} // namespace loupe::binding

@@ -1,0 +1,55 @@
+// The `CompiledGraph` class of loupe._C: one FX graph's .lir compiled through the driver
+// (recorded into a trace when one is given) and run on torch tensors without copying them.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "driver/compile_graph.h"
+#include "inspector/recorder/trace_recorder.h"
+#include "python/dlpack_tensors.h"
+#include "python/python_fallback.h"
+#include "python/trace_binding.h"
+
+namespace loupe::binding {
+
+class CompiledGraph {
+public:
+  // Compiles and finishes the compile's record in the trace; raises the compile's error.
+  CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
+                PythonFallback fallback, Trace* trace, int64_t compileId,
+                const std::string& failureStatus, int injectFault);
+
+  // The generated kernels are built in the background (the host compiler runs while Dynamo
+  // finishes its own work); this waits for them. The compile's wall time in the trace then
+  // adds the build's. A failed build is recorded as the compile's failure and raised, so the
+  // caller can run the graph eagerly; every later call raises it again.
+  void waitForKernels();
+
+  // `inputsAsNone`: an output that is a graph input comes back as None, for a caller that
+  // holds that input already (output_inputs says which); otherwise as a copy.
+  nb::list run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone);
+
+  const std::vector<int>& outputInputs() const { return compiled_.executable->outputInputs(); }
+
+  // {kernel name: (implementation, calls, total ms, max abs error)}
+  nb::dict stats() const;
+
+private:
+  Trace* trace_;
+  std::string failureStatus_; // the trace's status for a failed compile
+  bool check_;                // check mode: each run's kernel errors go into the trace
+  std::unique_ptr<TraceRecorder> recorder_; // with a trace
+  CompileResult compiled_;
+  bool kernelsFinished_ = false; // the background build's outcome is known and recorded
+  bool arenaRecorded_ = false;
+};
+
+// Adds CompiledGraph to the module.
+void bindCompiledGraph(nb::module_& m);
+
+} // namespace loupe::binding

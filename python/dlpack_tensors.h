@@ -1,0 +1,31 @@
+// Tensors across the torch boundary without copies, through DLPack: a torch tensor's memory
+// borrowed as a Loupe tensor (the inputs of a run, eager's reference outputs), and a Loupe tensor
+// handed to torch as a tensor that owns (or, for a fallback's arguments, lends) its memory.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+
+#include "compiler/tensor/tensor.h"
+
+namespace loupe::binding {
+
+namespace nb = nanobind;
+
+// A CPU tensor as Python passes it (a torch tensor or its DLPack capsule).
+using AnyArray = nb::ndarray<nb::device::cpu>;
+
+// A Loupe tensor over a torch tensor's memory; the caller keeps the torch tensor alive.
+// `position` names the input in the error for a dtype Loupe does not support.
+Tensor borrowArray(const AnyArray& array, size_t position);
+
+// A torch tensor over a Loupe tensor's memory; it keeps a copy of the Loupe tensor, and so its
+// storage when the tensor owns it. For borrowed memory (the fallback's arguments, valid during
+// the callback) the caller guarantees the memory outlives every use of the result.
+// The capsule goes straight to torch._C._from_dlpack: torch.utils.dlpack.from_dlpack's Python
+// checks and nanobind's export through __dlpack__ cost more than a small kernel, per output.
+nb::object toTorch(const Tensor& tensor);
+
+} // namespace loupe::binding
