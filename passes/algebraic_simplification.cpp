@@ -220,13 +220,8 @@ bool simplify(Graph& graph, Node& n, PassContext& ctx) {
   return changed;
 }
 
-class AlgebraicSimplificationPass : public Pass {
+class AlgebraicSimplificationPass : public TablePass<PassId::AlgebraicSimplificationPass> {
 public:
-  std::string_view name() const override { return "algebraic-simplification"; }
-  std::string_view description() const override {
-    return "remove exact no-ops: x*1, x+0, x/1, neg(neg(x)), inverse permutes, redundant views and "
-           "copies";
-  }
   bool run(Graph& graph, PassContext& ctx) override {
     bool changed = false;
     for (Node* node : graph.nodes())

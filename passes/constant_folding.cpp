@@ -99,12 +99,8 @@ bool fold(Graph& graph, Node& node, PassContext& ctx) {
   return true;
 }
 
-class ConstantFoldingPass : public Pass {
+class ConstantFoldingPass : public TablePass<PassId::ConstantFoldingPass> {
 public:
-  std::string_view name() const override { return "constant-folding"; }
-  std::string_view description() const override {
-    return "evaluate pure ops on constants (results of at most 1024 elements) at compile time";
-  }
   bool run(Graph& graph, PassContext& ctx) override {
     bool changed = false;
     for (Node* node : graph.nodes())

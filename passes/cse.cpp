@@ -27,12 +27,8 @@ std::string identityKey(const Node& node) {
   return key;
 }
 
-class CsePass : public Pass {
+class CsePass : public TablePass<PassId::CsePass> {
 public:
-  std::string_view name() const override { return "cse"; }
-  std::string_view description() const override {
-    return "merge pure ops with identical op, operands, attributes and result types";
-  }
   bool run(Graph& graph, PassContext& ctx) override {
     std::unordered_map<std::string, Node*> seen;
     bool changed = false;

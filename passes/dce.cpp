@@ -19,12 +19,8 @@ bool isDead(const Node& node) {
          std::none_of(results.begin(), results.end(), [](const Value* r) { return r->hasUses(); });
 }
 
-class DcePass : public Pass {
+class DcePass : public TablePass<PassId::DcePass> {
 public:
-  std::string_view name() const override { return "dce"; }
-  std::string_view description() const override {
-    return "erase pure ops whose results are unused";
-  }
   bool run(Graph& graph, PassContext& ctx) override {
     std::unordered_set<const Node*> kept; // refused: never asked about again
     bool changed = false;

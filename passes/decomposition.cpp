@@ -43,12 +43,8 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
   return true;
 }
 
-class DecompositionPass : public Pass {
+class DecompositionPass : public TablePass<PassId::DecompositionPass> {
 public:
-  std::string_view name() const override { return "decomposition"; }
-  std::string_view description() const override {
-    return "rewrite composite ops (addmm, ...) into primitive ops";
-  }
   bool run(Graph& graph, PassContext& ctx) override {
     std::unordered_set<Node*> kept; // refused or declined: never asked about again
     bool changed = false;

@@ -120,13 +120,8 @@ private:
   std::string target_;
 };
 
-class KernelSelectionPass : public Pass {
+class KernelSelectionPass : public TablePass<PassId::KernelSelectionPass> {
 public:
-  std::string_view name() const override { return "kernel-selection"; }
-  std::string_view description() const override {
-    return "chooses a kernel (generated, library, fallback or view) for every node, with reasons";
-  }
-
   bool run(Graph& graph, PassContext& ctx) override {
     const std::string& target = ctx.options().target;
     if (target != "cpu" && target != "cuda")

@@ -63,13 +63,8 @@ bool acceptsStrided(const Node& node, const Value* operand) {
   return info && info->kind == OpKind::Matmul && isBlasMatrix(operand->tensorType());
 }
 
-class LayoutPass : public Pass {
+class LayoutPass : public TablePass<PassId::LayoutPass> {
 public:
-  std::string_view name() const override { return "layout"; }
-  std::string_view description() const override {
-    return "inserts aten.clone where a strided view feeds an op that needs contiguous operands";
-  }
-
   bool run(Graph& graph, PassContext& ctx) override {
     std::set<std::string> names;
     for (const auto& in : graph.inputs())

@@ -129,13 +129,8 @@ void boundSymbolic(MemoryPlan& plan, const std::vector<BufferAssignment*>& arena
   plan.peakBytes = dominates ? liveAt[best] : total;
 }
 
-class MemoryPlanningPass : public Pass {
+class MemoryPlanningPass : public TablePass<PassId::MemoryPlanningPass> {
 public:
-  std::string_view name() const override { return "memory-planning"; }
-  std::string_view description() const override {
-    return "computes buffer lifetimes and lays intermediates out in one arena (offsets, peak)";
-  }
-
   bool run(Graph& graph, PassContext& ctx) override {
     LivenessAnalysis liveness(graph);
     MemoryPlan plan;

@@ -33,13 +33,8 @@ std::string describeMerge(const FusionPartition& partition, int into, int from) 
          partition.members(into).front()->describe();
 }
 
-class PointwiseFusionPass : public Pass {
+class PointwiseFusionPass : public TablePass<PassId::PointwiseFusionPass> {
 public:
-  std::string_view name() const override { return "pointwise-fusion"; }
-  std::string_view description() const override {
-    return "groups connected elementwise ops of one shape into loupe.fused {kind=\"pointwise\"}";
-  }
-
   bool run(Graph& graph, PassContext& ctx) override {
     FusionPartition partition(graph);
     for (Node* node : graph.nodes()) {

@@ -95,14 +95,8 @@ private:
   Node* reduction_ = nullptr;
 };
 
-class ReductionFusionPass : public Pass {
+class ReductionFusionPass : public TablePass<PassId::ReductionFusionPass> {
 public:
-  std::string_view name() const override { return "reduction-fusion"; }
-  std::string_view description() const override {
-    return "fuses a reduction with its pointwise prologue and epilogue into "
-           "loupe.fused {kind=\"reduction\"}";
-  }
-
   bool run(Graph& graph, PassContext& ctx) override {
     FusionPartition partition(graph);
     ReductionFusion fusion(partition, ctx);

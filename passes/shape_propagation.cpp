@@ -57,12 +57,8 @@ bool propagate(Graph& graph) {
   return changed;
 }
 
-class ShapePropagationPass : public Pass {
+class ShapePropagationPass : public TablePass<PassId::ShapePropagationPass> {
 public:
-  std::string_view name() const override { return "shape-propagation"; }
-  std::string_view description() const override {
-    return "recompute every result type (symbolic dims included) from the graph inputs";
-  }
   bool run(Graph& graph, PassContext&) override { return propagate(graph); }
 };
 

@@ -136,7 +136,7 @@ nb::object toTorch(const Tensor& tensor) {
 std::vector<std::string> withoutDisabled(std::vector<std::string> names,
                                          const std::vector<std::string>& disabled) {
   for (const auto& name : disabled)
-    createPass(name); // a misspelt pass name is an error, not a silent no-op
+    checkPassName(name); // a misspelt pass name is an error, not a silent no-op
   std::erase_if(names, [&](const std::string& name) {
     return std::find(disabled.begin(), disabled.end(), name) != disabled.end();
   });

@@ -49,7 +49,7 @@ struct Options {
 // A pass name given to an option must exist; the message lists the valid ones.
 std::string checkedPassName(std::string_view name) {
   try {
-    createPass(name);
+    checkPassName(name);
   } catch (const Error& e) {
     throw UsageError(e.message());
   }
@@ -86,7 +86,7 @@ struct OptionSpec {
 };
 
 // Every option, in the order --help shows them; one flag per pass is appended from the
-// pipeline list, so a new pass gets its flag without touching this file.
+// pass table (passes/passes.def), so a new pass gets its flag without touching this file.
 std::vector<OptionSpec> optionTable() {
   std::vector<OptionSpec> table = {
       {"pipeline", "a,b,c", "run these passes in order ('default': the full pipeline)",
@@ -142,7 +142,7 @@ std::vector<OptionSpec> optionTable() {
        [](Options& o, std::string_view) { o.action = Action::Version; }},
   };
   for (const PassEntry& pass : allPasses())
-    table.push_back({std::string(pass.name), "", std::string(pass.create()->description()),
+    table.push_back({std::string(pass.name), "", std::string(pass.summary),
                      [name = std::string(pass.name)](Options& o, std::string_view) {
                        o.pipeline.push_back(name);
                      }});
@@ -199,8 +199,7 @@ void printHelp(const std::vector<OptionSpec>& table, std::ostream& os) {
         "result. With no passes it prints what it read (a round trip).\n";
   std::vector<std::pair<std::string, std::string>> options, passes;
   for (const OptionSpec& spec : table) {
-    bool isPass = std::any_of(allPasses().begin(), allPasses().end(),
-                              [&](const PassEntry& p) { return p.name == spec.name; });
+    bool isPass = isPassName(spec.name);
     std::string dashes = spec.name.size() == 1 ? "-" : "--";
     std::string separator = spec.name.size() == 1 ? " " : "=";
     std::string left =
@@ -217,7 +216,7 @@ void printHelp(const std::vector<OptionSpec>& table, std::ostream& os) {
 void listPasses(std::ostream& os) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (const PassEntry& pass : allPasses())
-    rows.emplace_back(pass.name, pass.create()->description());
+    rows.emplace_back(pass.name, pass.summary);
   printColumns(rows, os);
 }
 
