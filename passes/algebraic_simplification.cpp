@@ -211,23 +211,17 @@ Outcome applyFirstRule(Graph& graph, Node& n, PassContext& ctx) {
 }
 
 // A rewired node may match another rule (view(view(x)) to x's own shape is then a no-op).
-bool simplify(Graph& graph, Node& n, PassContext& ctx) {
-  bool changed = false;
-  for (Outcome outcome = Outcome::Rewired; outcome == Outcome::Rewired;) {
-    outcome = applyFirstRule(graph, n, ctx);
-    changed |= outcome == Outcome::Rewired || outcome == Outcome::Replaced;
+void simplify(Graph& graph, Node& n, PassContext& ctx) {
+  while (applyFirstRule(graph, n, ctx) == Outcome::Rewired) {
   }
-  return changed;
 }
 
 class AlgebraicSimplificationPass : public TablePass<PassId::AlgebraicSimplificationPass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
-    bool changed = false;
+  void run(Graph& graph, PassContext& ctx) override {
     for (Node* node : graph.nodes())
       if (isRewritable(*node) && node->numResults() == 1 && node->numOperands() > 0)
-        changed |= simplify(graph, *node, ctx);
-    return changed;
+        simplify(graph, *node, ctx);
   }
 };
 

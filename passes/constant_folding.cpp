@@ -101,11 +101,9 @@ bool fold(Graph& graph, Node& node, PassContext& ctx) {
 
 class ConstantFoldingPass : public TablePass<PassId::ConstantFoldingPass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
-    bool changed = false;
+  void run(Graph& graph, PassContext& ctx) override {
     for (Node* node : graph.nodes())
-      if (isFoldable(*node)) changed |= fold(graph, *node, ctx);
-    return changed;
+      if (isFoldable(*node)) fold(graph, *node, ctx);
   }
 };
 

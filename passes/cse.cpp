@@ -29,9 +29,8 @@ std::string identityKey(const Node& node) {
 
 class CsePass : public TablePass<PassId::CsePass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::unordered_map<std::string, Node*> seen;
-    bool changed = false;
     for (Node* node : graph.nodes()) {
       if (!isRewritable(*node) || node->numResults() == 0) continue;
       auto [it, inserted] = seen.try_emplace(identityKey(*node), node);
@@ -44,9 +43,7 @@ public:
                       involved))
         continue;
       replaceNode(graph, *node, original->results());
-      changed = true;
     }
-    return changed;
   }
 };
 

@@ -21,9 +21,8 @@ bool isDead(const Node& node) {
 
 class DcePass : public TablePass<PassId::DcePass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::unordered_set<const Node*> kept; // refused: never asked about again
-    bool changed = false;
     for (bool sweepChanged = true; sweepChanged;) {
       sweepChanged = false;
       std::vector<Node*> nodes = graph.nodes();
@@ -37,9 +36,7 @@ public:
         graph.eraseNode(node);
         sweepChanged = true;
       }
-      changed |= sweepChanged;
     }
-    return changed;
   }
 };
 

@@ -45,9 +45,8 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
 
 class DecompositionPass : public TablePass<PassId::DecompositionPass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::unordered_set<Node*> kept; // refused or declined: never asked about again
-    bool changed = false;
     for (bool sweepChanged = true; sweepChanged;) {
       sweepChanged = false;
       for (Node* node : graph.nodes()) {
@@ -58,10 +57,8 @@ public:
         else
           kept.insert(node);
       }
-      changed |= sweepChanged;
     }
     nameNewValues(graph);
-    return changed;
   }
 };
 

@@ -122,7 +122,7 @@ private:
 
 class KernelSelectionPass : public TablePass<PassId::KernelSelectionPass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     const std::string& target = ctx.options().target;
     if (target != "cpu" && target != "cuda")
       throw Error("kernel-selection", "unknown target '" + target + "' (expected cpu or cuda)");
@@ -135,7 +135,6 @@ public:
       node->attrs().set("kernel", name);
       ctx.instrumentation().onKernelChoice(kernels.back());
     }
-    return !kernels.empty();
   }
 };
 

@@ -65,7 +65,7 @@ bool acceptsStrided(const Node& node, const Value* operand) {
 
 class LayoutPass : public TablePass<PassId::LayoutPass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::set<std::string> names;
     for (const auto& in : graph.inputs())
       names.insert(in->name());
@@ -74,7 +74,6 @@ public:
         names.insert(r->name());
 
     std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
-    bool changed = false;
     for (Node* node : graph.nodes()) {
       if (!needsContiguousOperands(*node)) continue;
       for (size_t i = 0; i < node->numOperands(); ++i) {
@@ -89,10 +88,8 @@ public:
           it = packed.emplace(operand, makeContiguous(graph, *node, operand, names)).first;
         }
         node->setOperand(i, it->second);
-        changed = true;
       }
     }
-    return changed;
   }
 
 private:

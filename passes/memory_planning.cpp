@@ -131,7 +131,7 @@ void boundSymbolic(MemoryPlan& plan, const std::vector<BufferAssignment*>& arena
 
 class MemoryPlanningPass : public TablePass<PassId::MemoryPlanningPass> {
 public:
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     LivenessAnalysis liveness(graph);
     MemoryPlan plan;
     plan.buffers = std::move(liveness.buffers());
@@ -146,7 +146,6 @@ public:
       boundSymbolic(plan, arena, static_cast<int>(graph.numNodes()));
     ctx.plan().memory = plan;
     ctx.instrumentation().onMemoryPlan(ctx.plan().memory);
-    return true;
   }
 };
 

@@ -19,8 +19,9 @@ struct PassRunInfo {
   std::string pass;
   int ordinal = 0; // position in the pipeline, 0-based
   double wallMs = 0;
-  bool changed = false;
-  size_t nodesBefore = 0; // recursive counts (fused bodies included)
+  bool graphChanged = false; // the graph's fingerprint differs after the pass
+  bool planChanged = false;  // the Plan's (kernel choices, memory plan) differs after the pass
+  size_t nodesBefore = 0;    // recursive counts (fused bodies included)
   size_t nodesAfter = 0;
   int decisions = 0; // decisions asked for by this pass
 };

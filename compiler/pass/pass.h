@@ -1,5 +1,6 @@
-// A pass transforms a graph (or annotates it and fills the Plan) and says whether it changed
-// anything. Every rewrite or fusion a pass makes is first asked of the context's decision
+// A pass transforms a graph (or annotates it and fills the Plan). Whether it changed anything
+// is the pass manager's finding, from fingerprints taken around it (fingerprint.h), not the
+// pass's word. Every rewrite or fusion a pass makes is first asked of the context's decision
 // counter (`ctx.decide(...)`), which is what makes `--bisect-limit=N` and fault bisection work.
 #pragma once
 
@@ -63,8 +64,7 @@ public:
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;        // "cse", "pointwise-fusion"
   virtual std::string_view description() const = 0; // one line, for --help
-  // Returns true when the graph (or the plan) changed.
-  virtual bool run(Graph& graph, PassContext& ctx) = 0;
+  virtual void run(Graph& graph, PassContext& ctx) = 0;
 };
 
 } // namespace loupe

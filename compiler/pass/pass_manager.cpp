@@ -6,6 +6,7 @@
 #include "compiler/ir/error.h"
 #include "compiler/ops/verifier.h"
 #include "compiler/pass/fault_injection.h"
+#include "compiler/pass/fingerprint.h"
 
 namespace loupe {
 
@@ -32,6 +33,8 @@ bool PassManager::run(Graph& graph, PassContext& ctx) {
   auto& instr = ctx.instrumentation();
   instr.runBeforePipeline(graph);
   bool anyChanged = false;
+  uint64_t graphBefore = graphFingerprint(graph);
+  uint64_t planBefore = planFingerprint(ctx.plan());
   for (size_t ordinal = 0; ordinal < passes_.size(); ++ordinal) {
     Pass& pass = *passes_[ordinal];
     std::string name(pass.name());
@@ -47,11 +50,8 @@ bool PassManager::run(Graph& graph, PassContext& ctx) {
     instr.runBeforePass(pass, graph);
     auto start = std::chrono::steady_clock::now();
     try {
-      info.changed = pass.run(graph, ctx);
-      if (auto due = ctx.takeDueFault()) {
-        instr.onDecision(injectFault(graph, *due));
-        info.changed = true;
-      }
+      pass.run(graph, ctx);
+      if (auto due = ctx.takeDueFault()) instr.onDecision(injectFault(graph, *due));
       if (options_.verifyEach) verify(graph);
     } catch (const Error& e) {
       Error withPass = e.withContext(ErrorContext{.graph = graph.name(), .pass = name});
@@ -66,7 +66,13 @@ bool PassManager::run(Graph& graph, PassContext& ctx) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     info.nodesAfter = graph.numNodesRecursive();
     info.decisions = ctx.decisionsSoFar() - decisionsBefore;
-    anyChanged |= info.changed;
+    uint64_t graphAfter = graphFingerprint(graph);
+    uint64_t planAfter = planFingerprint(ctx.plan());
+    info.graphChanged = graphAfter != graphBefore;
+    info.planChanged = planAfter != planBefore;
+    graphBefore = graphAfter; // what the next pass starts from
+    planBefore = planAfter;
+    anyChanged |= info.graphChanged;
     instr.runAfterPass(pass, graph, info);
     if (!options_.stopAfter.empty() && name == options_.stopAfter) break;
   }

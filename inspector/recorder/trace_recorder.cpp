@@ -64,7 +64,7 @@ void TraceRecorder::runAfterPass(const Pass&, const Graph& graph, const PassRunI
   PassInfo info;
   info.name = run.pass;
   info.wall_ms = run.wallMs;
-  info.changed = run.changed;
+  info.changed = run.graphChanged;
   info.nodes_before = static_cast<int64_t>(run.nodesBefore);
   info.nodes_after = static_cast<int64_t>(run.nodesAfter);
   info.decisions = run.decisions;
