@@ -195,11 +195,11 @@ Outcome applyFirstRule(Graph& graph, Node& n, PassContext& ctx) {
     if (std::find(entry.ops.begin(), entry.ops.end(), n.op()) == entry.ops.end()) continue;
     std::optional<Rewrite> rewrite = entry.rule(n);
     if (!rewrite || !keepsType(n, *rewrite)) continue;
-    Value* target = rewrite->replacement ? rewrite->replacement : rewrite->newInput;
-    std::string what =
-        rewrite->replacement ? " → " + valueRef(target) : " reads " + valueRef(target);
-    if (!ctx.decide(std::string(entry.name), describeCall(n) + what, resultNames(n)))
-      return Outcome::Refused;
+    auto describe = [&] {
+      return describeCall(n) + (rewrite->replacement ? " → " + valueRef(rewrite->replacement)
+                                                     : " reads " + valueRef(rewrite->newInput));
+    };
+    if (!ctx.decide(entry.name, describe, resultNames(n))) return Outcome::Refused;
     if (!rewrite->replacement) {
       n.setOperand(0, rewrite->newInput);
       return Outcome::Rewired;

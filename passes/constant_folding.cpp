@@ -73,12 +73,14 @@ Value* createConstant(Graph& graph, Node& before, const Tensor& data, const Type
       ->result();
 }
 
-bool fold(Graph& graph, Node& node, PassContext& ctx) {
-  std::string results;
-  for (const Value* r : node.results())
-    results += (results.empty() ? "" : ", ") + r->type().str();
-  if (!ctx.decide("fold", describeCall(node) + " into constant " + results, resultNames(node)))
-    return false;
+void fold(Graph& graph, Node& node, PassContext& ctx) {
+  auto describe = [&] {
+    std::string results;
+    for (const Value* r : node.results())
+      results += (results.empty() ? "" : ", ") + r->type().str();
+    return describeCall(node) + " into constant " + results;
+  };
+  if (!ctx.decide("fold", describe, resultNames(node))) return;
   std::vector<Tensor> inputs;
   inputs.reserve(node.numOperands());
   for (const Value* v : node.operands())
@@ -96,7 +98,6 @@ bool fold(Graph& graph, Node& node, PassContext& ctx) {
   for (size_t i = 0; i < outputs.size(); ++i)
     constants.push_back(createConstant(graph, node, outputs[i], types[i]));
   replaceNode(graph, node, constants);
-  return true;
 }
 
 class ConstantFoldingPass : public TablePass<PassId::ConstantFoldingPass> {

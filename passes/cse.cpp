@@ -39,9 +39,10 @@ public:
       std::vector<std::string> involved = resultNames(*node);
       for (const std::string& name : resultNames(*original))
         involved.push_back(name);
-      if (!ctx.decide("merge", describeCall(*node) + " duplicates " + valueRef(original->result(0)),
-                      involved))
-        continue;
+      auto describe = [&] {
+        return describeCall(*node) + " duplicates " + valueRef(original->result(0));
+      };
+      if (!ctx.decide("merge", describe, std::move(involved))) continue;
       replaceNode(graph, *node, original->results());
     }
   }

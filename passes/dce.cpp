@@ -29,7 +29,8 @@ public:
       for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node* node = *it;
         if (kept.count(node) || !isDead(*node)) continue;
-        if (!ctx.decide("erase", describeCall(*node) + " is unused", resultNames(*node))) {
+        auto describe = [&] { return describeCall(*node) + " is unused"; };
+        if (!ctx.decide("erase", describe, resultNames(*node))) {
           kept.insert(node);
           continue;
         }

@@ -31,10 +31,8 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
   std::vector<Value*> replacements = info.decompose(*node, builder);
   size_t built = graph.numNodes() - before;
   bool usable = replacements.size() == node->numResults();
-  if (usable)
-    usable =
-        ctx.decide("decompose", describeCall(*node) + " into " + std::to_string(built) + " nodes",
-                   resultNames(*node));
+  auto describe = [&] { return describeCall(*node) + " into " + std::to_string(built) + " nodes"; };
+  if (usable) usable = ctx.decide("decompose", describe, resultNames(*node));
   if (!usable) {
     eraseBuiltBefore(graph, node, built);
     return false;

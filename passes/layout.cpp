@@ -81,10 +81,12 @@ public:
         if (!isStridedTensor(operand) || acceptsStrided(*node, operand)) continue;
         auto it = packed.find(operand);
         if (it == packed.end()) {
-          std::string description = "layout: clone %" + operand->name() + " (strides [" +
-                                    shapeStr(*operand->tensorType().strides) +
-                                    "]) to contiguous for " + node->describe();
-          if (!ctx.decide("layout", description, {operand->name()})) continue;
+          auto describe = [&] {
+            return "layout: clone %" + operand->name() + " (strides [" +
+                   shapeStr(*operand->tensorType().strides) + "]) to contiguous for " +
+                   node->describe();
+          };
+          if (!ctx.decide("layout", describe, {operand->name()})) continue;
           it = packed.emplace(operand, makeContiguous(graph, *node, operand, names)).first;
         }
         node->setOperand(i, it->second);

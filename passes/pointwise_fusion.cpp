@@ -47,7 +47,7 @@ public:
         if (into == from || resultShape(*producer) != resultShape(*node) ||
             !partition.canMerge(into, from))
           continue;
-        if (!ctx.decide("fusion", describeMerge(partition, into, from),
+        if (!ctx.decide("fusion", [&] { return describeMerge(partition, into, from); },
                         {producer->result()->name(), node->result()->name()}))
           continue;
         partition.merge(into, from);

@@ -80,10 +80,11 @@ private:
     // A node already grouped belongs to this reduction or to another one: leave it.
     if (partition_.members(theirs).size() != 1 || !partition_.canMerge(group_, theirs))
       return false;
-    if (!ctx_.decide("fusion",
-                     "reduction-fusion: fuse " + role + " " + node.describe() + " into " +
-                         reduction_->describe(),
-                     {node.result()->name(), reduction_->result()->name()}))
+    auto describe = [&] {
+      return "reduction-fusion: fuse " + role + " " + node.describe() + " into " +
+             reduction_->describe();
+    };
+    if (!ctx_.decide("fusion", describe, {node.result()->name(), reduction_->result()->name()}))
       return false;
     partition_.merge(group_, theirs);
     return true;

@@ -30,7 +30,7 @@ struct Decision {
   int ordinal = 0; // 1-based, counted over the whole pipeline run
   std::string pass;
   std::string kind;               // "rewrite", "fusion", "fold", ...
-  std::string description;        // "fold aten.add(%3, %4) into constant"
+  std::string description;        // "fold aten.add(%3, %4) into constant"; empty unless wanted
   std::vector<std::string> nodes; // value names involved
   bool applied = true;            // false when the decision counter refused it
 };
@@ -48,6 +48,10 @@ public:
   virtual void onDecision(const Decision& /*decision*/) {}
   virtual void onKernelChoice(const KernelChoice& /*choice*/) {}
   virtual void onMemoryPlan(const MemoryPlan& /*plan*/) {}
+  // Whether onDecision needs Decision::description. Building descriptions costs every compile,
+  // so they are built only when some instrumentation says yes (the trace recorder, a printed
+  // decision log, the bisector).
+  virtual bool wantsDecisionText() const { return false; }
 };
 
 // Fans each event out to several instrumentations, in order.
@@ -62,6 +66,7 @@ public:
   void onDecision(const Decision& d) override;
   void onKernelChoice(const KernelChoice& c) override;
   void onMemoryPlan(const MemoryPlan& m) override;
+  bool wantsDecisionText() const override; // when any of them does
 
 private:
   std::vector<PassInstrumentation*> items_;

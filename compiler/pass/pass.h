@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/pass/decision_text.h"
 #include "compiler/pass/instrumentation.h"
 #include "compiler/pass/plan.h"
 
@@ -28,18 +29,15 @@ public:
   PassContext(const PipelineOptions& options, PassInstrumentation& instrumentation, Plan& plan);
 
   // Asks whether the current pass may make this rewrite/fusion. Always reported to the
-  // instrumentation (with applied=false when refused). Returns true to go ahead.
-  bool decide(std::string kind, std::string description, std::vector<std::string> nodes = {});
+  // instrumentation (with applied=false when refused). Returns true to go ahead. `describe`
+  // builds the description, and is called only when the instrumentation wants decision text.
+  bool decide(std::string_view kind, DecisionText describe, std::vector<std::string> nodes = {});
 
   const PipelineOptions& options() const { return options_; }
   PassInstrumentation& instrumentation() { return instrumentation_; }
   Plan& plan() { return plan_; }
 
   int decisionsSoFar() const { return decisionCount_; }
-  // The decision that hit the bisect limit (the N-th), when it was reached.
-  const Decision* lastAllowedAtLimit() const {
-    return limitDecision_.ordinal ? &limitDecision_ : nullptr;
-  }
 
   // The decision after which a fault is to be injected (PipelineOptions::injectFaultAt), once
   // it has been applied; the pass manager takes it after the pass returns.
@@ -55,7 +53,6 @@ private:
   Plan& plan_;
   std::string currentPass_;
   int decisionCount_ = 0;
-  Decision limitDecision_;
   std::optional<Decision> dueFault_;
 };
 

@@ -14,16 +14,15 @@ PassContext::PassContext(const PipelineOptions& options, PassInstrumentation& in
                          Plan& plan)
     : options_(options), instrumentation_(instrumentation), plan_(plan) {}
 
-bool PassContext::decide(std::string kind, std::string description,
+bool PassContext::decide(std::string_view kind, DecisionText describe,
                          std::vector<std::string> nodes) {
   Decision d;
   d.ordinal = ++decisionCount_;
   d.pass = currentPass_;
-  d.kind = std::move(kind);
-  d.description = std::move(description);
+  d.kind = kind;
+  if (instrumentation_.wantsDecisionText()) d.description = describe();
   d.nodes = std::move(nodes);
   d.applied = options_.bisectLimit < 0 || d.ordinal <= options_.bisectLimit;
-  if (d.ordinal == options_.bisectLimit) limitDecision_ = d;
   if (d.applied && d.ordinal == options_.injectFaultAt) dueFault_ = d;
   instrumentation_.onDecision(d);
   return d.applied;

@@ -231,10 +231,11 @@ void listOps(std::ostream& os) {
 }
 
 // Numbers decisions across every graph of the input (a bisect limit counts them all) and
-// reports them on stderr.
+// reports them on stderr. Descriptions are built only when `describe` (printed or reported).
 class DecisionLog : public PassInstrumentation {
 public:
-  explicit DecisionLog(bool print) : print_(print) {}
+  DecisionLog(bool print, bool describe) : print_(print), describe_(describe) {}
+  bool wantsDecisionText() const override { return describe_; }
 
   // Decisions made in earlier graphs count towards the limit of the next one.
   int made() const { return static_cast<int>(decisions_.size()); }
@@ -268,6 +269,7 @@ private:
     return std::to_string(d.ordinal) + ": [" + d.pass + "] " + d.kind + ": " + d.description;
   }
   bool print_;
+  bool describe_;
   int offset_ = 0;
   std::vector<Decision> decisions_;
 };
@@ -317,7 +319,7 @@ int run(const Options& options) {
   }
   std::ostream& out = options.output.empty() ? std::cout : file;
 
-  DecisionLog log(options.printDecisions);
+  DecisionLog log(options.printDecisions, options.printDecisions || options.bisectLimit >= 0);
   IRPrintingInstrumentation printer(options.printing, std::cerr);
   for (size_t i = 0; i < graphs.size(); ++i) {
     Plan plan;
