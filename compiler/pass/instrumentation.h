@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -33,6 +34,11 @@ struct Decision {
   std::string description;        // "fold aten.add(%3, %4) into constant"; empty unless wanted
   std::vector<std::string> nodes; // value names involved
   bool applied = true;            // false when the decision counter refused it
+  // Where the rule that made it is written: the repository-relative file ("passes/cse.cpp")
+  // and line of the decide() call, or of the rule's row in a table of rules. Empty and 0 for
+  // an injected fault.
+  std::string_view ruleFile;
+  int ruleLine = 0;
 };
 
 class PassInstrumentation {

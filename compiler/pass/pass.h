@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,7 +32,10 @@ public:
   // Asks whether the current pass may make this rewrite/fusion. Always reported to the
   // instrumentation (with applied=false when refused). Returns true to go ahead. `describe`
   // builds the description, and is called only when the instrumentation wants decision text.
-  bool decide(std::string_view kind, DecisionText describe, std::vector<std::string> nodes = {});
+  // `rule` is where the rule is written: the call itself, unless the rule is a row of a table
+  // (pass the row's own std::source_location then).
+  bool decide(std::string_view kind, DecisionText describe, std::vector<std::string> nodes = {},
+              std::source_location rule = std::source_location::current());
 
   const PipelineOptions& options() const { return options_; }
   PassInstrumentation& instrumentation() { return instrumentation_; }

@@ -9,19 +9,36 @@
 #include "compiler/pass/fingerprint.h"
 
 namespace loupe {
+namespace {
+
+// A source file as the repository names it ("passes/cse.cpp"). The compiler spells file names
+// as the build gave them, usually absolute; this file knows its own repository path, and so
+// the prefix every other file of the build shares.
+std::string_view repositoryPath(std::string_view file) {
+  static const std::string_view root = [] {
+    std::string_view self = std::source_location::current().file_name();
+    constexpr std::string_view kSelf = "compiler/pass/pass_manager.cpp";
+    return self.ends_with(kSelf) ? self.substr(0, self.size() - kSelf.size()) : "";
+  }();
+  return file.starts_with(root) ? file.substr(root.size()) : file;
+}
+
+} // namespace
 
 PassContext::PassContext(const PipelineOptions& options, PassInstrumentation& instrumentation,
                          Plan& plan)
     : options_(options), instrumentation_(instrumentation), plan_(plan) {}
 
 bool PassContext::decide(std::string_view kind, DecisionText describe,
-                         std::vector<std::string> nodes) {
+                         std::vector<std::string> nodes, std::source_location rule) {
   Decision d;
   d.ordinal = ++decisionCount_;
   d.pass = currentPass_;
   d.kind = kind;
   if (instrumentation_.wantsDecisionText()) d.description = describe();
   d.nodes = std::move(nodes);
+  d.ruleFile = repositoryPath(rule.file_name());
+  d.ruleLine = static_cast<int>(rule.line());
   d.applied = options_.bisectLimit < 0 || d.ordinal <= options_.bisectLimit;
   if (d.applied && d.ordinal == options_.injectFaultAt) dueFault_ = d;
   instrumentation_.onDecision(d);

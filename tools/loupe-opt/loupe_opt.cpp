@@ -251,7 +251,7 @@ public:
     global.ordinal += offset_;
     if (print_)
       std::cerr << "decision " << describe(global) << (global.applied ? " (applied)" : " (skipped)")
-                << "\n";
+                << " [" << global.ruleFile << ":" << global.ruleLine << "]\n";
     decisions_.push_back(std::move(global));
   }
 
