@@ -7,12 +7,14 @@
 // equal) and is only applied when the replacement has exactly the type of the result it
 // replaces (dtype, shape, strides, device), so no broadcast or type promotion is lost.
 // x*0 is deliberately absent: inf*0 and NaN*0 are NaN, not 0. Each rule is one entry in the
-// table below; its name is the decision kind, so a trace counts the hits per rule. Nodes left
+// table below; its name is the decision kind, so a trace counts the hits per rule, and its row
+// is the rule location its decisions carry (not the loop that applies the table). Nodes left
 // without users (the inner neg of neg(neg(x))) are removed by dce.
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <source_location>
 
 #include "compiler/ir/error.h"
 #include "passes/pipeline.h"
@@ -152,25 +154,31 @@ struct RuleEntry {
   std::string_view name; // the decision kind
   std::vector<std::string_view> ops;
   Rule rule;
+  std::source_location where; // the row: what a decision names as the rule that made it
 };
+
+// One row of the table; the default argument is the row's own line.
+RuleEntry row(std::string_view name, std::vector<std::string_view> ops, Rule rule,
+              std::source_location where = std::source_location::current()) {
+  return {name, std::move(ops), std::move(rule), where};
+}
 
 const std::vector<RuleEntry>& rules() {
   static const std::vector<RuleEntry> table = {
-      {"mul-by-one", {"aten.mul.Tensor", "aten.mul.Scalar"}, rightIdentity(1.0, false)},
-      {"one-times", {"aten.mul.Tensor"}, leftIdentity(1.0)},
-      {"add-zero", {"aten.add.Tensor", "aten.add.Scalar"}, rightIdentity(0.0, true)},
-      {"zero-plus", {"aten.add.Tensor"}, leftIdentity(0.0)},
-      {"sub-zero", {"aten.sub.Tensor", "aten.sub.Scalar"}, rightIdentity(0.0, true)},
-      {"div-by-one", {"aten.div.Tensor", "aten.div.Scalar"}, rightIdentity(1.0, false)},
-      {"double-negation", {"aten.neg"}, involution("aten.neg")},
-      {"inverse-permutes", {"aten.permute", "aten.transpose.int", "aten.t"}, inversePermutes},
-      {"view-of-view", {"aten.view", "aten.reshape", "aten._unsafe_view"}, composedViews},
-      {"same-shape-view",
-       {"aten.view", "aten.reshape", "aten._unsafe_view", "aten.expand"},
-       sameTypeNoOp},
-      {"same-dtype-conversion", {"prims.convert_element_type", "aten.to.dtype"}, sameTypeNoOp},
-      {"alias", {"aten.alias", "aten.detach"}, sameTypeNoOp},
-      {"unmutated-copy", {"aten.clone", "aten._to_copy"}, unmutatedCopy},
+      row("mul-by-one", {"aten.mul.Tensor", "aten.mul.Scalar"}, rightIdentity(1.0, false)),
+      row("one-times", {"aten.mul.Tensor"}, leftIdentity(1.0)),
+      row("add-zero", {"aten.add.Tensor", "aten.add.Scalar"}, rightIdentity(0.0, true)),
+      row("zero-plus", {"aten.add.Tensor"}, leftIdentity(0.0)),
+      row("sub-zero", {"aten.sub.Tensor", "aten.sub.Scalar"}, rightIdentity(0.0, true)),
+      row("div-by-one", {"aten.div.Tensor", "aten.div.Scalar"}, rightIdentity(1.0, false)),
+      row("double-negation", {"aten.neg"}, involution("aten.neg")),
+      row("inverse-permutes", {"aten.permute", "aten.transpose.int", "aten.t"}, inversePermutes),
+      row("view-of-view", {"aten.view", "aten.reshape", "aten._unsafe_view"}, composedViews),
+      row("same-shape-view", {"aten.view", "aten.reshape", "aten._unsafe_view", "aten.expand"},
+          sameTypeNoOp),
+      row("same-dtype-conversion", {"prims.convert_element_type", "aten.to.dtype"}, sameTypeNoOp),
+      row("alias", {"aten.alias", "aten.detach"}, sameTypeNoOp),
+      row("unmutated-copy", {"aten.clone", "aten._to_copy"}, unmutatedCopy),
   };
   return table;
 }
@@ -195,11 +203,11 @@ Outcome applyFirstRule(Graph& graph, Node& n, PassContext& ctx) {
     if (std::find(entry.ops.begin(), entry.ops.end(), n.op()) == entry.ops.end()) continue;
     std::optional<Rewrite> rewrite = entry.rule(n);
     if (!rewrite || !keepsType(n, *rewrite)) continue;
-    Value* target = rewrite->replacement ? rewrite->replacement : rewrite->newInput;
-    std::string what =
-        rewrite->replacement ? " → " + valueRef(target) : " reads " + valueRef(target);
-    if (!ctx.decide(std::string(entry.name), describeCall(n) + what, resultNames(n)))
-      return Outcome::Refused;
+    auto describe = [&] {
+      return describeCall(n) + (rewrite->replacement ? " → " + valueRef(rewrite->replacement)
+                                                     : " reads " + valueRef(rewrite->newInput));
+    };
+    if (!ctx.decide(entry.name, describe, resultNames(n), entry.where)) return Outcome::Refused;
     if (!rewrite->replacement) {
       n.setOperand(0, rewrite->newInput);
       return Outcome::Rewired;
@@ -211,28 +219,17 @@ Outcome applyFirstRule(Graph& graph, Node& n, PassContext& ctx) {
 }
 
 // A rewired node may match another rule (view(view(x)) to x's own shape is then a no-op).
-bool simplify(Graph& graph, Node& n, PassContext& ctx) {
-  bool changed = false;
-  for (Outcome outcome = Outcome::Rewired; outcome == Outcome::Rewired;) {
-    outcome = applyFirstRule(graph, n, ctx);
-    changed |= outcome == Outcome::Rewired || outcome == Outcome::Replaced;
+void simplify(Graph& graph, Node& n, PassContext& ctx) {
+  while (applyFirstRule(graph, n, ctx) == Outcome::Rewired) {
   }
-  return changed;
 }
 
-class AlgebraicSimplificationPass : public Pass {
+class AlgebraicSimplificationPass : public TablePass<PassId::AlgebraicSimplificationPass> {
 public:
-  std::string_view name() const override { return "algebraic-simplification"; }
-  std::string_view description() const override {
-    return "remove exact no-ops: x*1, x+0, x/1, neg(neg(x)), inverse permutes, redundant views and "
-           "copies";
-  }
-  bool run(Graph& graph, PassContext& ctx) override {
-    bool changed = false;
+  void run(Graph& graph, PassContext& ctx) override {
     for (Node* node : graph.nodes())
       if (isRewritable(*node) && node->numResults() == 1 && node->numOperands() > 0)
-        changed |= simplify(graph, *node, ctx);
-    return changed;
+        simplify(graph, *node, ctx);
   }
 };
 

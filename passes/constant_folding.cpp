@@ -73,12 +73,14 @@ Value* createConstant(Graph& graph, Node& before, const Tensor& data, const Type
       ->result();
 }
 
-bool fold(Graph& graph, Node& node, PassContext& ctx) {
-  std::string results;
-  for (const Value* r : node.results())
-    results += (results.empty() ? "" : ", ") + r->type().str();
-  if (!ctx.decide("fold", describeCall(node) + " into constant " + results, resultNames(node)))
-    return false;
+void fold(Graph& graph, Node& node, PassContext& ctx) {
+  auto describe = [&] {
+    std::string results;
+    for (const Value* r : node.results())
+      results += (results.empty() ? "" : ", ") + r->type().str();
+    return describeCall(node) + " into constant " + results;
+  };
+  if (!ctx.decide("fold", describe, resultNames(node))) return;
   std::vector<Tensor> inputs;
   inputs.reserve(node.numOperands());
   for (const Value* v : node.operands())
@@ -96,20 +98,13 @@ bool fold(Graph& graph, Node& node, PassContext& ctx) {
   for (size_t i = 0; i < outputs.size(); ++i)
     constants.push_back(createConstant(graph, node, outputs[i], types[i]));
   replaceNode(graph, node, constants);
-  return true;
 }
 
-class ConstantFoldingPass : public Pass {
+class ConstantFoldingPass : public TablePass<PassId::ConstantFoldingPass> {
 public:
-  std::string_view name() const override { return "constant-folding"; }
-  std::string_view description() const override {
-    return "evaluate pure ops on constants (results of at most 1024 elements) at compile time";
-  }
-  bool run(Graph& graph, PassContext& ctx) override {
-    bool changed = false;
+  void run(Graph& graph, PassContext& ctx) override {
     for (Node* node : graph.nodes())
-      if (isFoldable(*node)) changed |= fold(graph, *node, ctx);
-    return changed;
+      if (isFoldable(*node)) fold(graph, *node, ctx);
   }
 };
 

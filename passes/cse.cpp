@@ -27,15 +27,10 @@ std::string identityKey(const Node& node) {
   return key;
 }
 
-class CsePass : public Pass {
+class CsePass : public TablePass<PassId::CsePass> {
 public:
-  std::string_view name() const override { return "cse"; }
-  std::string_view description() const override {
-    return "merge pure ops with identical op, operands, attributes and result types";
-  }
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::unordered_map<std::string, Node*> seen;
-    bool changed = false;
     for (Node* node : graph.nodes()) {
       if (!isRewritable(*node) || node->numResults() == 0) continue;
       auto [it, inserted] = seen.try_emplace(identityKey(*node), node);
@@ -44,13 +39,12 @@ public:
       std::vector<std::string> involved = resultNames(*node);
       for (const std::string& name : resultNames(*original))
         involved.push_back(name);
-      if (!ctx.decide("merge", describeCall(*node) + " duplicates " + valueRef(original->result(0)),
-                      involved))
-        continue;
+      auto describe = [&] {
+        return describeCall(*node) + " duplicates " + valueRef(original->result(0));
+      };
+      if (!ctx.decide("merge", describe, std::move(involved))) continue;
       replaceNode(graph, *node, original->results());
-      changed = true;
     }
-    return changed;
   }
 };
 

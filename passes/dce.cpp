@@ -19,31 +19,25 @@ bool isDead(const Node& node) {
          std::none_of(results.begin(), results.end(), [](const Value* r) { return r->hasUses(); });
 }
 
-class DcePass : public Pass {
+class DcePass : public TablePass<PassId::DcePass> {
 public:
-  std::string_view name() const override { return "dce"; }
-  std::string_view description() const override {
-    return "erase pure ops whose results are unused";
-  }
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::unordered_set<const Node*> kept; // refused: never asked about again
-    bool changed = false;
     for (bool sweepChanged = true; sweepChanged;) {
       sweepChanged = false;
       std::vector<Node*> nodes = graph.nodes();
       for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node* node = *it;
         if (kept.count(node) || !isDead(*node)) continue;
-        if (!ctx.decide("erase", describeCall(*node) + " is unused", resultNames(*node))) {
+        auto describe = [&] { return describeCall(*node) + " is unused"; };
+        if (!ctx.decide("erase", describe, resultNames(*node))) {
           kept.insert(node);
           continue;
         }
         graph.eraseNode(node);
         sweepChanged = true;
       }
-      changed |= sweepChanged;
     }
-    return changed;
   }
 };
 

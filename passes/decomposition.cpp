@@ -31,10 +31,8 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
   std::vector<Value*> replacements = info.decompose(*node, builder);
   size_t built = graph.numNodes() - before;
   bool usable = replacements.size() == node->numResults();
-  if (usable)
-    usable =
-        ctx.decide("decompose", describeCall(*node) + " into " + std::to_string(built) + " nodes",
-                   resultNames(*node));
+  auto describe = [&] { return describeCall(*node) + " into " + std::to_string(built) + " nodes"; };
+  if (usable) usable = ctx.decide("decompose", describe, resultNames(*node));
   if (!usable) {
     eraseBuiltBefore(graph, node, built);
     return false;
@@ -43,15 +41,10 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
   return true;
 }
 
-class DecompositionPass : public Pass {
+class DecompositionPass : public TablePass<PassId::DecompositionPass> {
 public:
-  std::string_view name() const override { return "decomposition"; }
-  std::string_view description() const override {
-    return "rewrite composite ops (addmm, ...) into primitive ops";
-  }
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::unordered_set<Node*> kept; // refused or declined: never asked about again
-    bool changed = false;
     for (bool sweepChanged = true; sweepChanged;) {
       sweepChanged = false;
       for (Node* node : graph.nodes()) {
@@ -62,10 +55,8 @@ public:
         else
           kept.insert(node);
       }
-      changed |= sweepChanged;
     }
     nameNewValues(graph);
-    return changed;
   }
 };
 

@@ -120,14 +120,9 @@ private:
   std::string target_;
 };
 
-class KernelSelectionPass : public Pass {
+class KernelSelectionPass : public TablePass<PassId::KernelSelectionPass> {
 public:
-  std::string_view name() const override { return "kernel-selection"; }
-  std::string_view description() const override {
-    return "chooses a kernel (generated, library, fallback or view) for every node, with reasons";
-  }
-
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     const std::string& target = ctx.options().target;
     if (target != "cpu" && target != "cuda")
       throw Error("kernel-selection", "unknown target '" + target + "' (expected cpu or cuda)");
@@ -140,7 +135,6 @@ public:
       node->attrs().set("kernel", name);
       ctx.instrumentation().onKernelChoice(kernels.back());
     }
-    return !kernels.empty();
   }
 };
 

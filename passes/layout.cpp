@@ -63,14 +63,9 @@ bool acceptsStrided(const Node& node, const Value* operand) {
   return info && info->kind == OpKind::Matmul && isBlasMatrix(operand->tensorType());
 }
 
-class LayoutPass : public Pass {
+class LayoutPass : public TablePass<PassId::LayoutPass> {
 public:
-  std::string_view name() const override { return "layout"; }
-  std::string_view description() const override {
-    return "inserts aten.clone where a strided view feeds an op that needs contiguous operands";
-  }
-
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     std::set<std::string> names;
     for (const auto& in : graph.inputs())
       names.insert(in->name());
@@ -79,7 +74,6 @@ public:
         names.insert(r->name());
 
     std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
-    bool changed = false;
     for (Node* node : graph.nodes()) {
       if (!needsContiguousOperands(*node)) continue;
       for (size_t i = 0; i < node->numOperands(); ++i) {
@@ -87,17 +81,17 @@ public:
         if (!isStridedTensor(operand) || acceptsStrided(*node, operand)) continue;
         auto it = packed.find(operand);
         if (it == packed.end()) {
-          std::string description = "layout: clone %" + operand->name() + " (strides [" +
-                                    shapeStr(*operand->tensorType().strides) +
-                                    "]) to contiguous for " + node->describe();
-          if (!ctx.decide("layout", description, {operand->name()})) continue;
+          auto describe = [&] {
+            return "layout: clone %" + operand->name() + " (strides [" +
+                   shapeStr(*operand->tensorType().strides) + "]) to contiguous for " +
+                   node->describe();
+          };
+          if (!ctx.decide("layout", describe, {operand->name()})) continue;
           it = packed.emplace(operand, makeContiguous(graph, *node, operand, names)).first;
         }
         node->setOperand(i, it->second);
-        changed = true;
       }
     }
-    return changed;
   }
 
 private:

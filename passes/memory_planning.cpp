@@ -129,14 +129,9 @@ void boundSymbolic(MemoryPlan& plan, const std::vector<BufferAssignment*>& arena
   plan.peakBytes = dominates ? liveAt[best] : total;
 }
 
-class MemoryPlanningPass : public Pass {
+class MemoryPlanningPass : public TablePass<PassId::MemoryPlanningPass> {
 public:
-  std::string_view name() const override { return "memory-planning"; }
-  std::string_view description() const override {
-    return "computes buffer lifetimes and lays intermediates out in one arena (offsets, peak)";
-  }
-
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     LivenessAnalysis liveness(graph);
     MemoryPlan plan;
     plan.buffers = std::move(liveness.buffers());
@@ -151,7 +146,6 @@ public:
       boundSymbolic(plan, arena, static_cast<int>(graph.numNodes()));
     ctx.plan().memory = plan;
     ctx.instrumentation().onMemoryPlan(ctx.plan().memory);
-    return true;
   }
 };
 

@@ -1,45 +1,32 @@
+// The pass table's lookups: names, factories and the default pipeline, all from passes.def.
 #include "passes/pipeline.h"
+
+#include <algorithm>
 
 #include "compiler/ir/error.h"
 
 namespace loupe {
 namespace {
 
-// The order is the default pipeline's: analyses and rewrites on aten ops first, then layout
-// and fusion on the simplified graph, then the plan (kernels, memory) for the final graph.
-// Decomposition builds its pieces with inferred types, so shape propagation is needed only
-// once, before it. Each pass describes itself (Pass::description), next to its code.
 constexpr PassEntry kPasses[] = {
-    {"shape-propagation", createShapePropagationPass},
-    {"decomposition", createDecompositionPass},
-    {"constant-folding", createConstantFoldingPass},
-    {"algebraic-simplification", createAlgebraicSimplificationPass},
-    {"cse", createCsePass},
-    {"dce", createDcePass},
-    {"layout", createLayoutPass},
-    {"pointwise-fusion", createPointwiseFusionPass},
-    {"reduction-fusion", createReductionFusionPass},
-    {"kernel-selection", createKernelSelectionPass},
-    {"memory-planning", createMemoryPlanningPass},
+#define LOUPE_PASS(NAME, CLASS, SUMMARY) {NAME, SUMMARY, create##CLASS},
+#include "passes/passes.def"
 };
 
 const PassEntry* findPass(std::string_view name) {
-  for (const PassEntry& entry : kPasses)
-    if (entry.name == name) return &entry;
-  return nullptr;
-}
-
-std::string validNames() {
-  std::string names;
-  for (const PassEntry& entry : kPasses)
-    names += (names.empty() ? "" : ", ") + std::string(entry.name);
-  return names;
+  auto it = std::find_if(std::begin(kPasses), std::end(kPasses),
+                         [&](const PassEntry& entry) { return entry.name == name; });
+  return it == std::end(kPasses) ? nullptr : &*it;
 }
 
 } // namespace
 
 std::span<const PassEntry> allPasses() {
   return kPasses;
+}
+
+const PassEntry& passEntry(PassId id) {
+  return kPasses[static_cast<size_t>(id)];
 }
 
 std::vector<std::string> defaultPipeline() {
@@ -49,12 +36,21 @@ std::vector<std::string> defaultPipeline() {
   return names;
 }
 
+bool isPassName(std::string_view name) {
+  return findPass(name) != nullptr;
+}
+
+void checkPassName(std::string_view name) {
+  if (isPassName(name)) return;
+  std::string valid;
+  for (const PassEntry& entry : kPasses)
+    valid += (valid.empty() ? "" : ", ") + std::string(entry.name);
+  throw Error("pipeline", "unknown pass '" + std::string(name) + "' (valid passes: " + valid + ")");
+}
+
 std::unique_ptr<Pass> createPass(std::string_view name) {
-  const PassEntry* entry = findPass(name);
-  if (!entry)
-    throw Error("pipeline",
-                "unknown pass '" + std::string(name) + "' (valid passes: " + validNames() + ")");
-  return entry->create();
+  checkPassName(name);
+  return findPass(name)->create();
 }
 
 std::vector<std::string> parsePipeline(std::string_view text) {
@@ -63,8 +59,7 @@ std::vector<std::string> parsePipeline(std::string_view text) {
   while (true) {
     size_t comma = text.find(',');
     std::string name(text.substr(0, comma));
-    if (!findPass(name))
-      throw Error("pipeline", "unknown pass '" + name + "' (valid passes: " + validNames() + ")");
+    checkPassName(name);
     names.push_back(std::move(name));
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -33,14 +33,9 @@ std::string describeMerge(const FusionPartition& partition, int into, int from) 
          partition.members(into).front()->describe();
 }
 
-class PointwiseFusionPass : public Pass {
+class PointwiseFusionPass : public TablePass<PassId::PointwiseFusionPass> {
 public:
-  std::string_view name() const override { return "pointwise-fusion"; }
-  std::string_view description() const override {
-    return "groups connected elementwise ops of one shape into loupe.fused {kind=\"pointwise\"}";
-  }
-
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     FusionPartition partition(graph);
     for (Node* node : graph.nodes()) {
       if (!isFusablePointwise(*node)) continue;
@@ -52,13 +47,13 @@ public:
         if (into == from || resultShape(*producer) != resultShape(*node) ||
             !partition.canMerge(into, from))
           continue;
-        if (!ctx.decide("fusion", describeMerge(partition, into, from),
+        if (!ctx.decide("fusion", [&] { return describeMerge(partition, into, from); },
                         {producer->result()->name(), node->result()->name()}))
           continue;
         partition.merge(into, from);
       }
     }
-    return partition.materialize("pointwise") > 0;
+    partition.materialize("pointwise");
   }
 };
 

@@ -80,10 +80,11 @@ private:
     // A node already grouped belongs to this reduction or to another one: leave it.
     if (partition_.members(theirs).size() != 1 || !partition_.canMerge(group_, theirs))
       return false;
-    if (!ctx_.decide("fusion",
-                     "reduction-fusion: fuse " + role + " " + node.describe() + " into " +
-                         reduction_->describe(),
-                     {node.result()->name(), reduction_->result()->name()}))
+    auto describe = [&] {
+      return "reduction-fusion: fuse " + role + " " + node.describe() + " into " +
+             reduction_->describe();
+    };
+    if (!ctx_.decide("fusion", describe, {node.result()->name(), reduction_->result()->name()}))
       return false;
     partition_.merge(group_, theirs);
     return true;
@@ -95,20 +96,14 @@ private:
   Node* reduction_ = nullptr;
 };
 
-class ReductionFusionPass : public Pass {
+class ReductionFusionPass : public TablePass<PassId::ReductionFusionPass> {
 public:
-  std::string_view name() const override { return "reduction-fusion"; }
-  std::string_view description() const override {
-    return "fuses a reduction with its pointwise prologue and epilogue into "
-           "loupe.fused {kind=\"reduction\"}";
-  }
-
-  bool run(Graph& graph, PassContext& ctx) override {
+  void run(Graph& graph, PassContext& ctx) override {
     FusionPartition partition(graph);
     ReductionFusion fusion(partition, ctx);
     for (Node* node : graph.nodes())
       if (isFusableReduction(*node)) fusion.fuseAround(*node);
-    return partition.materialize("reduction") > 0;
+    partition.materialize("reduction");
   }
 };
 

@@ -11,59 +11,46 @@
 namespace loupe {
 namespace {
 
-bool setTypes(Node& node, const std::vector<Type>& types) {
+void setTypes(Node& node, const std::vector<Type>& types) {
   if (types.size() != node.numResults())
     throw Error("shape",
                 "inference gives " + std::to_string(types.size()) + " results but the node has " +
                     std::to_string(node.numResults()),
                 ErrorContext{.node = node.describe()});
-  bool changed = false;
-  for (size_t i = 0; i < types.size(); ++i) {
-    if (node.result(i)->type() == types[i]) continue;
-    node.result(i)->setType(types[i]);
-    changed = true;
-  }
-  return changed;
+  // A type equal to the current one keeps its spelling (strides given or not).
+  for (size_t i = 0; i < types.size(); ++i)
+    if (node.result(i)->type() != types[i]) node.result(i)->setType(types[i]);
 }
 
-bool propagate(Graph& graph);
+void propagate(Graph& graph);
 
 // A fused body sees its node's operands as its inputs and yields its node's results.
-bool propagateFused(Node& node) {
+void propagateFused(Node& node) {
   Graph& body = *node.body();
-  bool changed = false;
-  for (size_t i = 0; i < body.numInputs() && i < node.numOperands(); ++i) {
-    if (!node.operand(i) || body.input(i)->type() == node.operand(i)->type()) continue;
-    body.input(i)->setType(node.operand(i)->type());
-    changed = true;
-  }
-  changed |= propagate(body);
+  for (size_t i = 0; i < body.numInputs() && i < node.numOperands(); ++i)
+    if (node.operand(i) && body.input(i)->type() != node.operand(i)->type())
+      body.input(i)->setType(node.operand(i)->type());
+  propagate(body);
   std::vector<Type> yielded;
   for (const Value* out : body.outputs())
     yielded.push_back(out->type());
-  return setTypes(node, yielded) || changed;
+  setTypes(node, yielded);
 }
 
-bool propagate(Graph& graph) {
-  bool changed = false;
+void propagate(Graph& graph) {
   for (Node* node : graph.nodes()) {
     if (node->hasBody()) {
-      changed |= propagateFused(*node);
+      propagateFused(*node);
       continue;
     }
     const OpInfo* info = registeredOp(*node);
-    if (info && info->infer) changed |= setTypes(*node, inferTypes(*info, *node));
+    if (info && info->infer) setTypes(*node, inferTypes(*info, *node));
   }
-  return changed;
 }
 
-class ShapePropagationPass : public Pass {
+class ShapePropagationPass : public TablePass<PassId::ShapePropagationPass> {
 public:
-  std::string_view name() const override { return "shape-propagation"; }
-  std::string_view description() const override {
-    return "recompute every result type (symbolic dims included) from the graph inputs";
-  }
-  bool run(Graph& graph, PassContext&) override { return propagate(graph); }
+  void run(Graph& graph, PassContext&) override { propagate(graph); }
 };
 
 } // namespace

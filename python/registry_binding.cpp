@@ -16,7 +16,7 @@ namespace {
 std::vector<std::string> withoutDisabled(std::vector<std::string> names,
                                          const std::vector<std::string>& disabled) {
   for (const auto& name : disabled)
-    createPass(name); // a misspelt pass name is an error, not a silent no-op
+    checkPassName(name); // a misspelt pass name is an error, not a silent no-op
   std::erase_if(names, [&](const std::string& name) {
     return std::find(disabled.begin(), disabled.end(), name) != disabled.end();
   });

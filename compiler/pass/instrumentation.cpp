@@ -1,5 +1,7 @@
 #include "compiler/pass/instrumentation.h"
 
+#include <algorithm>
+
 namespace loupe {
 
 void InstrumentationList::runBeforePipeline(const Graph& g) {
@@ -33,6 +35,10 @@ void InstrumentationList::onKernelChoice(const KernelChoice& c) {
 void InstrumentationList::onMemoryPlan(const MemoryPlan& m) {
   for (auto* i : items_)
     i->onMemoryPlan(m);
+}
+bool InstrumentationList::wantsDecisionText() const {
+  return std::any_of(items_.begin(), items_.end(),
+                     [](const PassInstrumentation* i) { return i->wantsDecisionText(); });
 }
 
 std::string_view kernelKindName(KernelKind kind) {

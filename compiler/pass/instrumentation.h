@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -19,8 +20,9 @@ struct PassRunInfo {
   std::string pass;
   int ordinal = 0; // position in the pipeline, 0-based
   double wallMs = 0;
-  bool changed = false;
-  size_t nodesBefore = 0; // recursive counts (fused bodies included)
+  bool graphChanged = false; // the graph's fingerprint differs after the pass
+  bool planChanged = false;  // the Plan's (kernel choices, memory plan) differs after the pass
+  size_t nodesBefore = 0;    // recursive counts (fused bodies included)
   size_t nodesAfter = 0;
   int decisions = 0; // decisions asked for by this pass
 };
@@ -29,9 +31,14 @@ struct Decision {
   int ordinal = 0; // 1-based, counted over the whole pipeline run
   std::string pass;
   std::string kind;               // "rewrite", "fusion", "fold", ...
-  std::string description;        // "fold aten.add(%3, %4) into constant"
+  std::string description;        // "fold aten.add(%3, %4) into constant"; empty unless wanted
   std::vector<std::string> nodes; // value names involved
   bool applied = true;            // false when the decision counter refused it
+  // Where the rule that made it is written: the repository-relative file ("passes/cse.cpp")
+  // and line of the decide() call, or of the rule's row in a table of rules. Empty and 0 for
+  // an injected fault.
+  std::string_view ruleFile;
+  int ruleLine = 0;
 };
 
 class PassInstrumentation {
@@ -47,6 +54,10 @@ public:
   virtual void onDecision(const Decision& /*decision*/) {}
   virtual void onKernelChoice(const KernelChoice& /*choice*/) {}
   virtual void onMemoryPlan(const MemoryPlan& /*plan*/) {}
+  // Whether onDecision needs Decision::description. Building descriptions costs every compile,
+  // so they are built only when some instrumentation says yes (the trace recorder, a printed
+  // decision log, the bisector).
+  virtual bool wantsDecisionText() const { return false; }
 };
 
 // Fans each event out to several instrumentations, in order.
@@ -61,6 +72,7 @@ public:
   void onDecision(const Decision& d) override;
   void onKernelChoice(const KernelChoice& c) override;
   void onMemoryPlan(const MemoryPlan& m) override;
+  bool wantsDecisionText() const override; // when any of them does
 
 private:
   std::vector<PassInstrumentation*> items_;

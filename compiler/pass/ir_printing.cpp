@@ -20,7 +20,7 @@ bool IRPrintingInstrumentation::selects(const std::string& pass) const {
 
 void IRPrintingInstrumentation::runAfterPass(const Pass& pass, const Graph& graph,
                                              const PassRunInfo& info) {
-  if (!selects(info.pass) || (options_.afterChange && !info.changed)) return;
+  if (!selects(info.pass) || (options_.afterChange && !info.graphChanged)) return;
   os_ << "// -----// IR after " << pass.name() << " //----- //\n" << toText(graph) << std::flush;
 }
 

@@ -12,7 +12,7 @@ namespace loupe {
 
 struct IRPrintingOptions {
   bool afterAll = false;                // after every pass
-  bool afterChange = false;             // only after passes that reported a change
+  bool afterChange = false;             // only after passes that changed the graph
   std::vector<std::string> afterPasses; // after these passes (none named: all, with afterChange)
 };
 

@@ -1,15 +1,18 @@
-// A pass transforms a graph (or annotates it and fills the Plan) and says whether it changed
-// anything. Every rewrite or fusion a pass makes is first asked of the context's decision
+// A pass transforms a graph (or annotates it and fills the Plan). Whether it changed anything
+// is the pass manager's finding, from fingerprints taken around it (fingerprint.h), not the
+// pass's word. Every rewrite or fusion a pass makes is first asked of the context's decision
 // counter (`ctx.decide(...)`), which is what makes `--bisect-limit=N` and fault bisection work.
 #pragma once
 
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/pass/decision_text.h"
 #include "compiler/pass/instrumentation.h"
 #include "compiler/pass/plan.h"
 
@@ -27,18 +30,18 @@ public:
   PassContext(const PipelineOptions& options, PassInstrumentation& instrumentation, Plan& plan);
 
   // Asks whether the current pass may make this rewrite/fusion. Always reported to the
-  // instrumentation (with applied=false when refused). Returns true to go ahead.
-  bool decide(std::string kind, std::string description, std::vector<std::string> nodes = {});
+  // instrumentation (with applied=false when refused). Returns true to go ahead. `describe`
+  // builds the description, and is called only when the instrumentation wants decision text.
+  // `rule` is where the rule is written: the call itself, unless the rule is a row of a table
+  // (pass the row's own std::source_location then).
+  bool decide(std::string_view kind, DecisionText describe, std::vector<std::string> nodes = {},
+              std::source_location rule = std::source_location::current());
 
   const PipelineOptions& options() const { return options_; }
   PassInstrumentation& instrumentation() { return instrumentation_; }
   Plan& plan() { return plan_; }
 
   int decisionsSoFar() const { return decisionCount_; }
-  // The decision that hit the bisect limit (the N-th), when it was reached.
-  const Decision* lastAllowedAtLimit() const {
-    return limitDecision_.ordinal ? &limitDecision_ : nullptr;
-  }
 
   // The decision after which a fault is to be injected (PipelineOptions::injectFaultAt), once
   // it has been applied; the pass manager takes it after the pass returns.
@@ -54,7 +57,6 @@ private:
   Plan& plan_;
   std::string currentPass_;
   int decisionCount_ = 0;
-  Decision limitDecision_;
   std::optional<Decision> dueFault_;
 };
 
@@ -63,8 +65,7 @@ public:
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;        // "cse", "pointwise-fusion"
   virtual std::string_view description() const = 0; // one line, for --help
-  // Returns true when the graph (or the plan) changed.
-  virtual bool run(Graph& graph, PassContext& ctx) = 0;
+  virtual void run(Graph& graph, PassContext& ctx) = 0;
 };
 
 } // namespace loupe

@@ -1,6 +1,7 @@
 // Runs a pipeline of passes over a graph, verifying after each, timing each, and calling the
-// instrumentation before and after every pass. A pass that throws is reported through
-// runAfterPassFailed and the error is rethrown with the pass name added.
+// instrumentation before and after every pass. What a pass changed (graph, plan, both or
+// neither) is told by fingerprints of the graph and the Plan taken before and after it. A pass that
+// throws is reported through runAfterPassFailed and the error is rethrown with the pass name added.
 #pragma once
 
 #include <memory>

@@ -1,12 +1,14 @@
 // The node inspector: everything known about the selected box, from the snapshot (op,
 // attributes, operand and result types, source location and the user's line) and from the
-// compile (the kernel that runs it and why, its buffer and lifetime).
+// compile (the kernel that runs it and why, its buffer and lifetime, the decisions that named
+// it and the rule behind each).
 #include <algorithm>
 #include <string>
 
 #include "gui/app/panels.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
+#include "gui/viewmodel/node_decisions.h"
 
 namespace loupe::view {
 namespace {
@@ -47,6 +49,19 @@ void drawBuffer(const BufferRecord& buffer) {
       "steps " + std::to_string(buffer.first_use) + " .. " + std::to_string(buffer.last_use));
   if (buffer.is_graph_input || buffer.is_graph_output)
     row("role", buffer.is_graph_input ? "graph input" : "graph output");
+}
+
+void drawDecisions(const std::vector<NodeDecision>& decisions) {
+  if (decisions.empty()) return;
+  heading("DECISIONS");
+  for (const NodeDecision& d : decisions) {
+    ImGui::BulletText("#%d [%s] %s%s", d.decision->ordinal, d.pass.c_str(),
+                      d.decision->kind.c_str(), d.decision->applied ? "" : " (skipped)");
+    ImGui::Indent();
+    ImGui::TextWrapped("%s", d.decision->description.c_str());
+    if (!d.rule.empty()) row("rule", d.rule);
+    ImGui::Unindent();
+  }
 }
 
 } // namespace
@@ -98,6 +113,8 @@ void drawNodeInspector(Viewer& viewer) {
   auto buffer = std::find_if(details.buffers.begin(), details.buffers.end(),
                              [&](const BufferRecord& b) { return b.name == box.name; });
   if (buffer != details.buffers.end()) drawBuffer(*buffer);
+  if (const CompileItem* compile = viewer.document()->tree().findCompile(inspected.compileId))
+    drawDecisions(decisionsAbout(details.decisions, compile->passes, box.name));
 }
 
 } // namespace loupe::view

@@ -30,6 +30,7 @@ const CompileDetails& TraceDocument::details(int64_t compileId) {
   readInto(d.memoryPlan, d.error, [&] { return r.memoryPlan(compileId); });
   readInto(d.guards, d.error, [&] { return r.guards(compileId); });
   readInto(d.recompiles, d.error, [&] { return r.recompiles(compileId); });
+  readInto(d.decisions, d.error, [&] { return r.decisions(compileId); });
   d.memory = buildMemoryTimeline(d.buffers, d.memoryPlan);
   return details_.emplace(compileId, std::move(d)).first->second;
 }

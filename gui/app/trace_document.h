@@ -22,6 +22,7 @@ struct CompileDetails {
   std::optional<MemoryPlanRecord> memoryPlan;
   std::vector<GuardRecord> guards;
   std::vector<RecompileRecord> recompiles;
+  std::vector<DecisionRow> decisions;
   MemoryTimeline memory;
   std::string error; // a query failed on a damaged trace; what was read is kept
 };

@@ -16,6 +16,7 @@ public:
   void onDecision(const Decision& decision) override {
     if (decision.ordinal > 0) decisions.push_back(decision);
   }
+  bool wantsDecisionText() const override { return true; } // the culprit is reported with it
   std::vector<Decision> decisions;
 };
 

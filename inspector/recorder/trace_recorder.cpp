@@ -51,9 +51,14 @@ void TraceRecorder::writePass(PassInfo info, const Graph& graph) {
   info.ordinal = ordinal_++;
   PassRecord record{std::move(info), snapshotOf(graph)};
   int64_t passId = writer_.recordPass(compileId_, record);
-  for (const Decision& d : pendingDecisions_)
-    writer_.recordDecision(passId,
-                           DecisionRecord{d.ordinal, d.kind, d.description, d.nodes, d.applied});
+  for (const Decision& d : pendingDecisions_) {
+    DecisionRecord record{d.ordinal, d.kind, d.description, d.nodes, d.applied};
+    if (!d.ruleFile.empty()) {
+      record.rule_file = std::string(d.ruleFile);
+      record.rule_line = d.ruleLine;
+    }
+    writer_.recordDecision(passId, record);
+  }
   pendingDecisions_.clear();
 }
 
@@ -65,7 +70,8 @@ void TraceRecorder::runAfterPass(const Pass&, const Graph& graph, const PassRunI
   PassInfo info;
   info.name = run.pass;
   info.wall_ms = run.wallMs;
-  info.changed = run.changed;
+  info.changed = run.graphChanged;
+  info.plan_changed = run.planChanged;
   info.nodes_before = static_cast<int64_t>(run.nodesBefore);
   info.nodes_after = static_cast<int64_t>(run.nodesAfter);
   info.decisions = run.decisions;

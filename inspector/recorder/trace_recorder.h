@@ -27,6 +27,7 @@ public:
   void onDecision(const Decision& decision) override;
   void onKernelChoice(const KernelChoice& choice) override;
   void onMemoryPlan(const MemoryPlan& plan) override;
+  bool wantsDecisionText() const override { return true; } // the trace keeps every description
 
   // The input graph failed to parse or verify, before any pass ran: records a failed pass named
   // "import" holding the graph (`parsed` when it parsed, else the text as given) and the error,

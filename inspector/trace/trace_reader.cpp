@@ -118,8 +118,8 @@ CompileRow TraceReader::compile(int64_t compile_id) const {
 std::vector<PassRow> TraceReader::passes(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
-        SELECT id, name, ordinal, wall_ms, changed, nodes_before, nodes_after, decisions, status,
-               error_message, snapshot_id
+        SELECT id, name, ordinal, wall_ms, changed, plan_changed, nodes_before, nodes_after,
+               decisions, status, error_message, snapshot_id
         FROM passes WHERE compile_id = ?1 ORDER BY ordinal)sql",
       [](const SqliteQuery& row) {
         return PassRow{.id = row.get<int64_t>(0),
@@ -127,12 +127,13 @@ std::vector<PassRow> TraceReader::passes(int64_t compile_id) const {
                                 .ordinal = row.get<int>(2),
                                 .wall_ms = row.get<double>(3),
                                 .changed = row.get<bool>(4),
-                                .nodes_before = row.get<int64_t>(5),
-                                .nodes_after = row.get<int64_t>(6),
-                                .decisions = row.get<int>(7),
-                                .status = row.get<std::string>(8),
-                                .error_message = row.get<std::optional<std::string>>(9)},
-                       .snapshot_id = row.get<std::optional<int64_t>>(10)};
+                                .plan_changed = row.get<bool>(5),
+                                .nodes_before = row.get<int64_t>(6),
+                                .nodes_after = row.get<int64_t>(7),
+                                .decisions = row.get<int>(8),
+                                .status = row.get<std::string>(9),
+                                .error_message = row.get<std::optional<std::string>>(10)},
+                       .snapshot_id = row.get<std::optional<int64_t>>(11)};
       },
       compile_id);
 }
@@ -195,7 +196,7 @@ SnapshotRecord TraceReader::snapshotAfterPass(int64_t compile_id,
 std::vector<DecisionRow> TraceReader::decisions(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
-        SELECT id, pass_id, ordinal, kind, description, nodes, applied
+        SELECT id, pass_id, ordinal, kind, description, nodes, applied, rule_file, rule_line
         FROM decisions WHERE compile_id = ?1 ORDER BY ordinal)sql",
       [this](const SqliteQuery& row) {
         return DecisionRow{.id = row.get<int64_t>(0),
@@ -204,7 +205,9 @@ std::vector<DecisionRow> TraceReader::decisions(int64_t compile_id) const {
                                         .kind = row.get<std::string>(3),
                                         .description = row.get<std::string>(4),
                                         .nodes = jsonColumn<std::vector<std::string>>(*db_, row, 5),
-                                        .applied = row.get<bool>(6)}};
+                                        .applied = row.get<bool>(6),
+                                        .rule_file = row.get<std::optional<std::string>>(7),
+                                        .rule_line = row.get<std::optional<int>>(8)}};
       },
       compile_id);
 }

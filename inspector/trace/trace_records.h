@@ -89,7 +89,8 @@ struct PassInfo {
   std::string name{};
   int ordinal = 0; // position in the compile's pipeline, unique within the compile
   double wall_ms = 0;
-  bool changed = false;
+  bool changed = false;      // the graph changed (the pass manager's fingerprints differ)
+  bool plan_changed = false; // the plan (kernel choices, memory plan) changed
   int64_t nodes_before = 0;
   int64_t nodes_after = 0;
   int decisions = 0;         // rewrites and fusions the pass made
@@ -113,6 +114,10 @@ struct DecisionRecord {
   std::string description{};
   std::vector<std::string> nodes{}; // names of the nodes it involved
   bool applied = true;              // false when the decision counter vetoed it
+  // The rule that made it: repository-relative source file and line. Absent for an injected
+  // fault and in traces older than schema version 6.
+  std::optional<std::string> rule_file{};
+  std::optional<int> rule_line{};
 
   bool operator==(const DecisionRecord&) const = default;
 };

@@ -236,7 +236,16 @@ CREATE TABLE layout_cache (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+// Version 6: what the pass manager tells of each pass: a plan change (kernel choices, memory
+// plan) beside `changed` (the graph), and the source location of the rule behind each decision.
+constexpr const char* kVersion6 = R"sql(
+ALTER TABLE passes ADD COLUMN plan_changed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN rule_file TEXT;
+ALTER TABLE decisions ADD COLUMN rule_line INTEGER;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3,
+                                    kVersion4, kVersion5, kVersion6};
 
 } // namespace
 

@@ -161,12 +161,12 @@ int64_t TraceWriter::recordPass(int64_t compile_id, const PassRecord& pass) {
   std::optional<int64_t> snapshot_id;
   if (pass.snapshot) snapshot_id = storeSnapshot(*db_, *pass.snapshot);
   int64_t pass_id = db_->insert(R"sql(
-    INSERT INTO passes (compile_id, ordinal, name, wall_ms, changed, nodes_before, nodes_after,
-                        decisions, snapshot_id, status, error_message)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql",
+    INSERT INTO passes (compile_id, ordinal, name, wall_ms, changed, plan_changed, nodes_before,
+                        nodes_after, decisions, snapshot_id, status, error_message)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql",
                                 compile_id, info.ordinal, info.name, info.wall_ms, info.changed,
-                                info.nodes_before, info.nodes_after, info.decisions, snapshot_id,
-                                info.status, info.error_message);
+                                info.plan_changed, info.nodes_before, info.nodes_after,
+                                info.decisions, snapshot_id, info.status, info.error_message);
   if (pass_commit_hook_) pass_commit_hook_();
   transaction.commit();
   return pass_id;
@@ -180,10 +180,12 @@ int64_t TraceWriter::recordDecision(int64_t pass_id, const DecisionRecord& decis
   }
   if (!compile_id) throw db_->error("no pass with id " + std::to_string(pass_id));
   return db_->insert(R"sql(
-    INSERT INTO decisions (compile_id, pass_id, ordinal, kind, description, nodes, applied)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+    INSERT INTO decisions (compile_id, pass_id, ordinal, kind, description, nodes, applied,
+                           rule_file, rule_line)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql",
                      *compile_id, pass_id, decision.ordinal, decision.kind, decision.description,
-                     toJsonText(decision.nodes), decision.applied);
+                     toJsonText(decision.nodes), decision.applied, decision.rule_file,
+                     decision.rule_line);
 }
 
 void TraceWriter::recordKernel(int64_t compile_id, const KernelRecord& kernel) {

@@ -50,7 +50,7 @@ struct Options {
 // A pass name given to an option must exist; the message lists the valid ones.
 std::string checkedPassName(std::string_view name) {
   try {
-    createPass(name);
+    checkPassName(name);
   } catch (const Error& e) {
     throw UsageError(e.message());
   }
@@ -87,7 +87,7 @@ struct OptionSpec {
 };
 
 // Every option, in the order --help shows them; one flag per pass is appended from the
-// pipeline list, so a new pass gets its flag without touching this file.
+// pass table (passes/passes.def), so a new pass gets its flag without touching this file.
 std::vector<OptionSpec> optionTable() {
   std::vector<OptionSpec> table = {
       {"pipeline", "a,b,c", "run these passes in order ('default': the full pipeline)",
@@ -143,7 +143,7 @@ std::vector<OptionSpec> optionTable() {
        [](Options& o, std::string_view) { o.action = Action::Version; }},
   };
   for (const PassEntry& pass : allPasses())
-    table.push_back({std::string(pass.name), "", std::string(pass.create()->description()),
+    table.push_back({std::string(pass.name), "", std::string(pass.summary),
                      [name = std::string(pass.name)](Options& o, std::string_view) {
                        o.pipeline.push_back(name);
                      }});
@@ -200,8 +200,7 @@ void printHelp(const std::vector<OptionSpec>& table, std::ostream& os) {
         "result. With no passes it prints what it read (a round trip).\n";
   std::vector<std::pair<std::string, std::string>> options, passes;
   for (const OptionSpec& spec : table) {
-    bool isPass = std::any_of(allPasses().begin(), allPasses().end(),
-                              [&](const PassEntry& p) { return p.name == spec.name; });
+    bool isPass = isPassName(spec.name);
     std::string dashes = spec.name.size() == 1 ? "-" : "--";
     std::string separator = spec.name.size() == 1 ? " " : "=";
     std::string left =
@@ -218,7 +217,7 @@ void printHelp(const std::vector<OptionSpec>& table, std::ostream& os) {
 void listPasses(std::ostream& os) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (const PassEntry& pass : allPasses())
-    rows.emplace_back(pass.name, pass.create()->description());
+    rows.emplace_back(pass.name, pass.summary);
   printColumns(rows, os);
 }
 
@@ -233,10 +232,11 @@ void listOps(std::ostream& os) {
 }
 
 // Numbers decisions across every graph of the input (a bisect limit counts them all) and
-// reports them on stderr.
+// reports them on stderr. Descriptions are built only when `describe` (printed or reported).
 class DecisionLog : public PassInstrumentation {
 public:
-  explicit DecisionLog(bool print) : print_(print) {}
+  DecisionLog(bool print, bool describe) : print_(print), describe_(describe) {}
+  bool wantsDecisionText() const override { return describe_; }
 
   // Decisions made in earlier graphs count towards the limit of the next one.
   int made() const { return static_cast<int>(decisions_.size()); }
@@ -252,7 +252,7 @@ public:
     global.ordinal += offset_;
     if (print_)
       std::cerr << "decision " << describe(global) << (global.applied ? " (applied)" : " (skipped)")
-                << "\n";
+                << " [" << global.ruleFile << ":" << global.ruleLine << "]\n";
     decisions_.push_back(std::move(global));
   }
 
@@ -270,6 +270,7 @@ private:
     return std::to_string(d.ordinal) + ": [" + d.pass + "] " + d.kind + ": " + d.description;
   }
   bool print_;
+  bool describe_;
   int offset_ = 0;
   std::vector<Decision> decisions_;
 };
@@ -318,7 +319,7 @@ int run(const Options& options) {
   }
   std::ostream& out = options.output.empty() ? std::cout : file;
 
-  DecisionLog log(options.printDecisions);
+  DecisionLog log(options.printDecisions, options.printDecisions || options.bisectLimit >= 0);
   IRPrintingInstrumentation printer(options.printing, std::cerr);
   for (size_t i = 0; i < graphs.size(); ++i) {
     Plan plan;

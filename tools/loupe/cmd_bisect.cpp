@@ -70,7 +70,7 @@ int bisectFile(const BisectCliOptions& options) {
   loupe::BisectOptions bisectOptions;
   bisectOptions.pipeline = options.pipeline.empty() ? defaultPipeline() : options.pipeline;
   for (const auto& pass : bisectOptions.pipeline)
-    createPass(pass); // an unknown name is an Error before anything runs
+    checkPassName(pass); // an unknown name is an Error before anything runs
   bisectOptions.pipelineOptions.injectFaultAt = options.injectFault;
   if (options.rtol || options.atol)
     bisectOptions.tolerance =

@@ -41,7 +41,7 @@ int runRun(const RunOptions& options) {
   // Check the command line before reading anything: an unknown pass is a usage error.
   for (const auto& pass : options.pipeline) {
     try {
-      createPass(pass);
+      checkPassName(pass);
     } catch (const Error& e) {
       throw Error("usage", e.message());
     }

@@ -1,5 +1,6 @@
 // `loupe show`: what a trace holds (runs → compiles → passes, with counts), as a table or one
-// JSON document; or, with --compile and --pass, one snapshot in .lir.
+// JSON document; or, with --compile and --pass, one snapshot in .lir; or, with --compile and
+// --decisions, the compile's decisions and the rule (file:line) behind each.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -42,15 +43,16 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
                   << ": " << *c.outcome.error_message << "\n";
       auto passes = reader.passes(c.id);
       if (passes.empty()) continue;
-      std::printf("    %-3s %-26s %9s  %-7s %-13s %s\n", "#", "pass", "ms", "changed", "nodes",
-                  "decisions");
+      std::printf("    %-3s %-26s %9s  %-7s %-4s %-13s %s\n", "#", "pass", "ms", "changed", "plan",
+                  "nodes", "decisions");
       for (const auto& p : passes) {
         const PassInfo& pi = p.info;
         std::string nodes = std::to_string(pi.nodes_before) + "->" + std::to_string(pi.nodes_after);
-        std::printf(
-            "    %-3d %-26s %9s  %-7s %-13s %d%s\n", pi.ordinal, pi.name.c_str(),
-            fixed(pi.wall_ms, 3).c_str(), pi.changed ? "yes" : "no", nodes.c_str(), pi.decisions,
-            pi.status == "ok" ? "" : ("  FAILED: " + pi.error_message.value_or("")).c_str());
+        std::printf("    %-3d %-26s %9s  %-7s %-4s %-13s %d%s\n", pi.ordinal, pi.name.c_str(),
+                    fixed(pi.wall_ms, 3).c_str(), pi.changed ? "yes" : "no",
+                    pi.plan_changed ? "yes" : "no", nodes.c_str(), pi.decisions,
+                    pi.status == "ok" ? ""
+                                      : ("  FAILED: " + pi.error_message.value_or("")).c_str());
       }
       auto kernels = reader.kernels(c.id);
       if (!kernels.empty()) {
@@ -128,6 +130,7 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
                                 {"name", p.info.name},
                                 {"wall_ms", p.info.wall_ms},
                                 {"changed", p.info.changed},
+                                {"plan_changed", p.info.plan_changed},
                                 {"nodes_before", p.info.nodes_before},
                                 {"nodes_after", p.info.nodes_after},
                                 {"decisions", p.info.decisions},
@@ -139,10 +142,62 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
   return doc;
 }
 
+// The decisions of a compile (only those of passes named `pass`, when given), as loupe-opt
+// --print-decisions prints them: "decision 3: [cse] merge: ... (applied) [passes/cse.cpp:45]".
+int printDecisions(const TraceReader& reader, int64_t compile, const std::string& pass, bool json) {
+  std::map<int64_t, std::string> passNames;
+  std::string listed;
+  bool known = pass.empty();
+  for (const PassRow& p : reader.passes(compile)) {
+    passNames[p.id] = p.info.name;
+    listed += (listed.empty() ? "" : ", ") + p.info.name;
+    known = known || p.info.name == pass;
+  }
+  if (!known) {
+    printError("show: compile " + std::to_string(compile) + " has no pass named '" + pass +
+               "'; its passes: " + listed);
+    return 1;
+  }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const DecisionRow& row : reader.decisions(compile)) {
+    const DecisionRecord& d = row.decision;
+    const std::string& by = passNames[row.pass_id];
+    if (!pass.empty() && by != pass) continue;
+    if (json) {
+      list.push_back({{"ordinal", d.ordinal},
+                      {"pass", by},
+                      {"kind", d.kind},
+                      {"description", d.description},
+                      {"nodes", d.nodes},
+                      {"applied", d.applied},
+                      {"rule_file", d.rule_file ? nlohmann::ordered_json(*d.rule_file) : nullptr},
+                      {"rule_line", d.rule_line ? nlohmann::ordered_json(*d.rule_line) : nullptr}});
+      continue;
+    }
+    if (d.kind == "fault") { // an injected fault's announcement: not a counted decision
+      std::cout << "fault: [" << by << "] " << d.description << "\n";
+      continue;
+    }
+    std::cout << "decision " << d.ordinal << ": [" << by << "] " << d.kind << ": " << d.description
+              << (d.applied ? " (applied)" : " (skipped)");
+    if (d.rule_file) std::cout << " [" << *d.rule_file << ":" << d.rule_line.value_or(0) << "]";
+    std::cout << "\n";
+  }
+  if (json) std::cout << list.dump(2) << "\n";
+  return 0;
+}
+
 } // namespace
 
 int runShow(const ShowOptions& options) {
   TraceReader reader(options.trace);
+  if (options.decisions) {
+    if (!options.compile) {
+      printError("show: --decisions needs --compile (the compile whose decisions to list)");
+      return 2;
+    }
+    return printDecisions(reader, *options.compile, options.pass, options.json);
+  }
   if (!options.pass.empty() || options.compile) {
     if (options.pass.empty() || !options.compile) {
       printError("show: --compile and --pass go together (to print one snapshot)");

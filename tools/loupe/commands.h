@@ -13,6 +13,7 @@ struct ShowOptions {
   bool json = false;
   std::optional<int64_t> compile; // with pass: print that snapshot
   std::string pass;
+  bool decisions = false; // with compile: list its decisions (only the pass's, with pass)
 };
 int runShow(const ShowOptions& options);
 

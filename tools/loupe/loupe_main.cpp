@@ -42,16 +42,21 @@ int main(int argc, char** argv) {
 
   ShowOptions show;
   auto* showCmd = app.add_subcommand(
-      "show", "Summarise a trace: runs, compiles, passes and counts; or print one snapshot");
+      "show", "Summarise a trace: runs, compiles, passes and counts; or print one snapshot, or "
+              "list a compile's decisions");
   showCmd->add_option("trace", show.trace, "Trace file (.db)")->required();
   showCmd->add_flag(
       "--json", show.json,
       "One JSON document: counts as top-level keys (compiles, passes, snapshots, nodes, "
       "graph_breaks, guards, recompiles, kernels by kind, fallback_nodes) and the detail");
   showCmd->add_option("--compile", show.compile,
-                      "Compile id (see `loupe show TRACE`); with --pass");
+                      "Compile id (see `loupe show TRACE`); with --pass or --decisions");
   showCmd->add_option("--pass", show.pass,
-                      "Print the graph after this pass, in .lir; with --compile");
+                      "Print the graph after this pass, in .lir; with --compile (with "
+                      "--decisions: list only this pass's decisions)");
+  showCmd->add_flag("--decisions", show.decisions,
+                    "List the compile's decisions, numbered, applied or skipped, each with the "
+                    "rule that made it (file:line); with --compile");
 
   ExportOptions exp;
   auto* exportCmd =

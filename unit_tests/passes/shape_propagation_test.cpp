@@ -10,12 +10,15 @@
 namespace loupe {
 namespace {
 
+// Whether the pass changed the graph, as the pass manager tells it.
 bool runShapePropagation(Graph& graph) {
   PipelineOptions options;
   PassInstrumentation none;
   Plan plan;
   PassContext ctx(options, none, plan);
-  return createPass("shape-propagation")->run(graph, ctx);
+  PassManager manager(PassManagerOptions{.verifyEach = false});
+  manager.add(createPass("shape-propagation"));
+  return manager.run(graph, ctx);
 }
 
 const char* kMlp = R"(

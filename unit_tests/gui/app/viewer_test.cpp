@@ -25,7 +25,8 @@ std::string sampleGraph() {
   return text.str();
 }
 
-// A trace of one compile of samples/mlp.lir with three passes.
+// A trace of one compile of samples/mlp.lir with three passes; cse made a decision about %g,
+// which the node inspector lists once %g is selected.
 std::string writeTrace(const std::filesystem::path& path) {
   const std::string lir = sampleGraph();
   TraceWriter writer(path.string());
@@ -37,7 +38,14 @@ std::string writeTrace(const std::filesystem::path& path) {
     pass.info.name = name;
     pass.info.ordinal = ordinal++;
     pass.snapshot = SnapshotRecord{.lir = lir};
-    writer.recordPass(compile, pass);
+    const int64_t passId = writer.recordPass(compile, pass);
+    if (pass.info.name == "cse")
+      writer.recordDecision(passId, {.ordinal = 1,
+                                     .kind = "merge",
+                                     .description = "%g duplicates %h",
+                                     .nodes = {"g", "h"},
+                                     .rule_file = "passes/cse.cpp",
+                                     .rule_line = 45});
   }
   writer.finishCompile(compile, {.wall_ms = 1});
   return path.string();

@@ -11,6 +11,7 @@
 #include "gui/viewmodel/scene_layout.h"
 #include "gui/viewmodel/trace_tree.h"
 #include "gui_test_support.h"
+#include "inspector/trace/trace_schema.h"
 #include "inspector/trace/trace_writer.h"
 
 namespace loupe::view {
@@ -125,10 +126,13 @@ TEST(LayoutCache, DifferentOptionsOrExpansionAreDifferentEntries) {
 TEST(LayoutCache, OlderTraceIsUpgradedToKeepLayouts) {
   testing::ScratchDir dir;
   const std::string path = writeGeneratedTrace(dir.file("old.db"));
-  execSql(path, "DROP TABLE layout_cache; PRAGMA user_version = 4;");
+  // Back to version 4: without what versions 5 (the cache) and 6 added.
+  execSql(path, "DROP TABLE layout_cache; ALTER TABLE passes DROP COLUMN plan_changed;"
+                "ALTER TABLE decisions DROP COLUMN rule_file;"
+                "ALTER TABLE decisions DROP COLUMN rule_line; PRAGMA user_version = 4;");
   const Opened first(path);
   EXPECT_GT(first.layouter->graphvizRuns(), 0);
-  EXPECT_EQ(queryInt(path, "PRAGMA user_version"), 5);
+  EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
   EXPECT_EQ(Opened(path).layouter->graphvizRuns(), 0);
 }
 

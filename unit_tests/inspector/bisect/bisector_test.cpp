@@ -18,6 +18,7 @@ public:
   void onDecision(const Decision& decision) override {
     if (decision.ordinal > 0) decisions.push_back(decision);
   }
+  bool wantsDecisionText() const override { return true; } // compared with the culprit's
   std::vector<Decision> decisions;
 };
 

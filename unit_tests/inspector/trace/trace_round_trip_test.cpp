@@ -50,7 +50,14 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
                                    .kind = "fusion",
                                    .description = "fuse relu into relu",
                                    .nodes = {"1", "2"},
-                                   .applied = true};
+                                   .applied = true,
+                                   .rule_file = "passes/pointwise_fusion.cpp",
+                                   .rule_line = 55};
+  // An injected fault's announcement: no rule made it.
+  const DecisionRecord fault = {.ordinal = 0,
+                                .kind = "fault",
+                                .description = "injected fault after decision 1",
+                                .nodes = {"2"}};
   const std::vector<KernelRecord> kernels = {
       {.name = "k0",
        .kind = "generated",
@@ -109,6 +116,7 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
     for (const PassRecord& pass : pipeline)
       pass_ids.push_back(writer.recordPass(compile_id, pass));
     writer.recordDecision(pass_ids[2], decision);
+    writer.recordDecision(pass_ids[2], fault);
     for (const KernelRecord& kernel : kernels)
       writer.recordKernel(compile_id, kernel);
     writer.recordBuffers(compile_id, buffers);
@@ -156,9 +164,10 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
   EXPECT_EQ(reader.snapshot(*passes[2].snapshot_id), fused);
 
   std::vector<DecisionRow> decisions = reader.decisions(compile_id);
-  ASSERT_EQ(decisions.size(), 1u);
-  EXPECT_EQ(decisions[0].pass_id, pass_ids[2]);
-  EXPECT_EQ(decisions[0].decision, decision);
+  ASSERT_EQ(decisions.size(), 2u); // in ordinal order: the fault's 0 first
+  EXPECT_EQ(decisions[0].decision, fault);
+  EXPECT_EQ(decisions[1].pass_id, pass_ids[2]);
+  EXPECT_EQ(decisions[1].decision, decision);
 
   EXPECT_EQ(reader.kernels(compile_id), kernels);
   EXPECT_EQ(reader.buffers(compile_id), buffers);
@@ -175,7 +184,7 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
   expected.passes = 4;
   expected.snapshots = 2;
   expected.nodes = 5;
-  expected.decisions = 1;
+  expected.decisions = 2;
   expected.graph_breaks = 1;
   expected.guards = 1;
   expected.recompiles = 1;

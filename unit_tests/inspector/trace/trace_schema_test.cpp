@@ -53,7 +53,11 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
       TraceWriter writer(path);
       // The upgraded file takes what only the latest schema has.
       int64_t pass_id = writer.recordPass(1, samplePass("cse", 0, sampleSnapshot("g", 2)));
-      writer.recordDecision(pass_id, {.ordinal = 1, .kind = "rewrite", .description = "x+0 -> x"});
+      writer.recordDecision(pass_id, {.ordinal = 1,
+                                      .kind = "rewrite",
+                                      .description = "x+0 -> x",
+                                      .rule_file = "passes/algebraic_simplification.cpp",
+                                      .rule_line = 170});
       writer.recordKernel(1,
                           {.name = "k0", .kind = "generated", .target = "cpu", .max_error = 0.5});
       writer.recordBisection(1, {.status = "culprit_decision", .decision_ordinal = 1});
@@ -65,10 +69,43 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     ASSERT_EQ(reader.runs().size(), 1u);
     EXPECT_EQ(reader.runs()[0].info.host, "old-host");
     EXPECT_EQ(reader.compile(1).info.compile_key, "0/0");
-    EXPECT_EQ(reader.decisions(1).size(), 1u);
+    ASSERT_EQ(reader.decisions(1).size(), 1u);
+    EXPECT_EQ(reader.decisions(1)[0].decision.rule_file, "passes/algebraic_simplification.cpp");
+    EXPECT_EQ(reader.decisions(1)[0].decision.rule_line, 170);
+    EXPECT_EQ(reader.passes(1).at(0).info.plan_changed, false);
     EXPECT_EQ(reader.kernels(1)[0].max_error, 0.5);
     ASSERT_EQ(reader.bisections(1).size(), 1u);
     EXPECT_EQ(reader.bisections(1)[0].bisection.decision_ordinal, 1);
+  }
+}
+
+// Rows an older Loupe wrote get the version-6 columns' defaults: no plan change, no rule.
+TEST(TraceSchema, OlderPassesAndDecisionsReadWithoutPlanChangeOrRule) {
+  for (int version = 2; version < 6; ++version) {
+    SCOPED_TRACE("from schema version " + std::to_string(version));
+    ScratchDir dir;
+    const std::string path = dir.file("old.db");
+    createTraceAtVersion(path, version);
+    execSql(path, R"sql(
+      INSERT INTO passes (id, compile_id, ordinal, name, wall_ms, changed, nodes_before,
+                          nodes_after, decisions, status)
+      VALUES (1, 1, 0, 'memory-planning', 0.5, 1, 3, 3, 1, 'ok');
+      INSERT INTO decisions (compile_id, pass_id, ordinal, kind, description, nodes, applied)
+      VALUES (1, 1, 1, 'erase', '%3 is unused', '["3"]', 1);
+    )sql");
+    auto expectOldRows = [](const TraceReader& reader) {
+      ASSERT_EQ(reader.passes(1).size(), 1u);
+      EXPECT_TRUE(reader.passes(1)[0].info.changed);
+      EXPECT_FALSE(reader.passes(1)[0].info.plan_changed);
+      ASSERT_EQ(reader.decisions(1).size(), 1u);
+      EXPECT_EQ(reader.decisions(1)[0].decision.description, "%3 is unused");
+      EXPECT_EQ(reader.decisions(1)[0].decision.rule_file, std::nullopt);
+      EXPECT_EQ(reader.decisions(1)[0].decision.rule_line, std::nullopt);
+    };
+    expectOldRows(TraceReader(path)); // a private upgrade in memory
+    { TraceWriter writer(path); }     // the file itself upgraded
+    EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
+    expectOldRows(TraceReader(path));
   }
 }
 

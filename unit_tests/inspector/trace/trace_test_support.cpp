@@ -61,6 +61,7 @@ PassRecord samplePass(std::string_view name, int ordinal, SnapshotRecord snapsho
                              .ordinal = ordinal,
                              .wall_ms = 0.25 * ordinal,
                              .changed = ordinal % 2 == 0,
+                             .plan_changed = ordinal % 3 == 2,
                              .nodes_before = node_count + 1,
                              .nodes_after = node_count,
                              .decisions = 1,
