@@ -236,7 +236,15 @@ CREATE TABLE layout_cache (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+// Version 6: where each generated kernel came from: the kernel cache ('hit') or the host
+// compiler ('built'), and how long its library took.
+constexpr const char* kVersion6 = R"sql(
+ALTER TABLE kernels ADD COLUMN cache TEXT;
+ALTER TABLE kernels ADD COLUMN build_ms REAL;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3,
+                                    kVersion4, kVersion5, kVersion6};
 
 } // namespace
 

@@ -11,6 +11,7 @@
 #include "gui/viewmodel/scene_layout.h"
 #include "gui/viewmodel/trace_tree.h"
 #include "gui_test_support.h"
+#include "inspector/trace/trace_schema.h"
 #include "inspector/trace/trace_writer.h"
 
 namespace loupe::view {
@@ -125,10 +126,12 @@ TEST(LayoutCache, DifferentOptionsOrExpansionAreDifferentEntries) {
 TEST(LayoutCache, OlderTraceIsUpgradedToKeepLayouts) {
   testing::ScratchDir dir;
   const std::string path = writeGeneratedTrace(dir.file("old.db"));
-  execSql(path, "DROP TABLE layout_cache; PRAGMA user_version = 4;");
+  // Version 4 as it was: without the layout cache, nor the kernel columns of version 6.
+  execSql(path, "DROP TABLE layout_cache; ALTER TABLE kernels DROP COLUMN cache; "
+                "ALTER TABLE kernels DROP COLUMN build_ms; PRAGMA user_version = 4;");
   const Opened first(path);
   EXPECT_GT(first.layouter->graphvizRuns(), 0);
-  EXPECT_EQ(queryInt(path, "PRAGMA user_version"), 5);
+  EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
   EXPECT_EQ(Opened(path).layouter->graphvizRuns(), 0);
 }
 

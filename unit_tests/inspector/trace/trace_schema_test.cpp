@@ -56,6 +56,7 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
       writer.recordDecision(pass_id, {.ordinal = 1, .kind = "rewrite", .description = "x+0 -> x"});
       writer.recordKernel(1,
                           {.name = "k0", .kind = "generated", .target = "cpu", .max_error = 0.5});
+      writer.recordKernelBuild(1, "k0", true, 1.5);
       writer.recordBisection(1, {.status = "culprit_decision", .decision_ordinal = 1});
     }
     EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
@@ -67,6 +68,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     EXPECT_EQ(reader.compile(1).info.compile_key, "0/0");
     EXPECT_EQ(reader.decisions(1).size(), 1u);
     EXPECT_EQ(reader.kernels(1)[0].max_error, 0.5);
+    EXPECT_EQ(reader.kernels(1)[0].cache, "hit");
+    EXPECT_EQ(reader.kernels(1)[0].build_ms, 1.5);
     ASSERT_EQ(reader.bisections(1).size(), 1u);
     EXPECT_EQ(reader.bisections(1)[0].bisection.decision_ordinal, 1);
   }
