@@ -283,9 +283,13 @@ public:
         executable_->waitForKernels();
       }
       build_ = Build::Ready;
-      if (trace_)
+      if (trace_) {
+        // Each generated kernel: from the kernel cache or built, and how long.
+        for (const auto& [name, build] : executable_->kernelBuilds())
+          trace_->writer().recordKernelBuild(compileId_, name, build.fromCache, build.buildMs);
         trace_->finishCompile(compileId_, "ok", std::nullopt, std::nullopt,
                               compileMs_ + executable_->kernelBuildMs());
+      }
     } catch (const std::exception& e) {
       if (build_ == Build::Running) recordFailure(e);
       build_ = Build::Failed;

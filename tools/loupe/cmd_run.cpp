@@ -100,6 +100,9 @@ int runRun(const RunOptions& options) {
   ExecutableOptions execOptions;
   execOptions.check = options.check;
   Executable executable(graph, plan, execOptions);
+  if (writer) // each generated kernel: from the kernel cache or built, and how long
+    for (const auto& [name, build] : executable.kernelBuilds())
+      writer->recordKernelBuild(compileId, name, build.fromCache, build.buildMs);
   auto runStart = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = executable.run(inputs);
   double runMs =
