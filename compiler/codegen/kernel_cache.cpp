@@ -22,6 +22,7 @@
 #include <set>
 #include <vector>
 
+#include "compiler/codegen/file_descriptor.h"
 #include "compiler/codegen/sha256.h"
 #include "compiler/ir/error.h"
 
@@ -231,38 +232,14 @@ void warnRefused(const std::string& dir, const std::string& problem,
   if (!warned.insert(dir).second) return;
   std::fprintf(stderr,
                "loupe: warning: not using the kernel cache %s: %s; kernels are cached in %s "
-               "until this process exits\n",
+               "until this process exits (fix the folder, or set LOUPE_CACHE_DIR to a private "
+               "one)\n",
                dir.c_str(), problem.c_str(), replacement.c_str());
 }
 
 std::string uniqueSuffix() {
   static std::atomic<int> counter{0};
   return kTemporaryMarker + std::to_string(getpid()) + "." + std::to_string(counter++);
-}
-
-struct Descriptor {
-  int fd;
-  explicit Descriptor(int fd) : fd(fd) {}
-  ~Descriptor() {
-    if (fd >= 0) close(fd);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-};
-
-// The content of the file `fd` (already checked), at most `limit` bytes; nullopt when larger
-// or unreadable.
-std::optional<std::string> readAll(int fd, int64_t limit) {
-  std::string bytes;
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) return bytes;
-    bytes.append(buffer, static_cast<size_t>(n));
-    if (static_cast<int64_t>(bytes.size()) > limit) return std::nullopt;
-  }
 }
 
 bool isPrivateFile(const struct stat& st) {
@@ -272,10 +249,10 @@ bool isPrivateFile(const struct stat& st) {
 // Reads `path` through one descriptor that followed no link (O_NOFOLLOW), when it is a
 // regular file of this user that no one else can write; nullopt otherwise.
 std::optional<std::string> readPrivateFile(const std::string& path, int64_t limit) {
-  Descriptor file(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  FileDescriptor file(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st;
-  if (file.fd < 0 || fstat(file.fd, &st) != 0 || !isPrivateFile(st)) return std::nullopt;
-  return readAll(file.fd, limit);
+  if (!file.valid() || fstat(file.get(), &st) != 0 || !isPrivateFile(st)) return std::nullopt;
+  return readAll(file.get(), limit);
 }
 
 std::optional<CacheIndexEntry> parseIndex(const std::string& text, std::string* keySha256) {
@@ -438,16 +415,16 @@ std::string KernelCache::temporaryPath(const std::string& name) const {
 }
 
 CachedArtifact KernelCache::adopt(const std::string& temporary, const std::string& name) {
-  Descriptor file(open(temporary.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  FileDescriptor file(open(temporary.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st;
-  if (file.fd < 0 || fstat(file.fd, &st) != 0)
+  if (!file.valid() || fstat(file.get(), &st) != 0)
     throw Error("codegen",
                 "cannot open the compiler's output " + temporary + ": " + std::strerror(errno));
   // The compiler's file mode follows the umask; the cache's files are the user's alone.
-  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || fchmod(file.fd, 0600) != 0)
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || fchmod(file.get(), 0600) != 0)
     throw Error("codegen",
                 "the compiler's output " + temporary + " is not a regular file of this user");
-  auto bytes = readAll(file.fd, kLargestArtifact);
+  auto bytes = readAll(file.get(), kLargestArtifact);
   if (!bytes) throw Error("codegen", "cannot read the compiler's output " + temporary);
   CachedArtifact artifact{name, std::move(*bytes), ""};
   artifact.sha256 = sha256Hex(artifact.bytes);
@@ -458,16 +435,10 @@ CachedArtifact KernelCache::adopt(const std::string& temporary, const std::strin
 
 void KernelCache::write(const std::string& name, std::string_view bytes) {
   std::string temporary = temporaryPath(name);
-  Descriptor file(
+  FileDescriptor file(
       open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  bool written = file.fd >= 0;
-  for (size_t done = 0; written && done < bytes.size();) {
-    ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    written = n > 0;
-    done += written ? static_cast<size_t>(n) : 0;
-  }
-  if (!written || rename(temporary.c_str(), (fs::path(dir_) / name).c_str()) != 0) {
+  if (!file.valid() || !writeAll(file.get(), bytes) ||
+      rename(temporary.c_str(), (fs::path(dir_) / name).c_str()) != 0) {
     std::string why = std::strerror(errno);
     unlink(temporary.c_str());
     throw Error("codegen", "cannot write " + (fs::path(dir_) / name).string() + ": " + why);

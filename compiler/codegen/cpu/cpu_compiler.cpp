@@ -23,6 +23,7 @@
 #include <thread>
 #include <utility>
 
+#include "compiler/codegen/file_descriptor.h"
 #include "compiler/codegen/sha256.h"
 #include "compiler/ir/error.h"
 
@@ -126,54 +127,30 @@ double msSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-struct Descriptor {
-  int fd = -1;
-  Descriptor() = default;
-  explicit Descriptor(int fd) : fd(fd) {}
-  Descriptor(Descriptor&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
-  Descriptor& operator=(Descriptor&& other) noexcept {
-    std::swap(fd, other.fd);
-    return *this;
-  }
-  ~Descriptor() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U // Linux 6.3: asks for an executable memfd where the default is not
 #endif
 
 // A file in memory, in no folder: how the compiler gets its source and gives its diagnostics,
 // and how verified bytes reach dlopen. `bytes` are written and the file sealed against change.
-Descriptor memoryFile(const char* name, std::string_view bytes, unsigned flags) {
-  Descriptor file(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | flags));
-  if (file.fd < 0 && errno == EINVAL && (flags & MFD_EXEC)) // a kernel older than MFD_EXEC
-    file = Descriptor(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (file.fd < 0)
+FileDescriptor memoryFile(const char* name, std::string_view bytes, unsigned flags) {
+  FileDescriptor file(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | flags));
+  if (!file.valid() && errno == EINVAL && (flags & MFD_EXEC)) // a kernel older than MFD_EXEC
+    file = FileDescriptor(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!file.valid())
     throw Error("codegen", std::string("cannot create an in-memory file: ") + std::strerror(errno));
   if (bytes.empty()) return file; // written by someone else: left unsealed
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = write(file.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw Error("codegen", std::string("cannot fill an in-memory file: ") + std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  fcntl(file.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-  lseek(file.fd, 0, SEEK_SET);
+  if (!writeAll(file.get(), bytes))
+    throw Error("codegen", std::string("cannot fill an in-memory file: ") + std::strerror(errno));
+  fcntl(file.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  lseek(file.get(), 0, SEEK_SET);
   return file;
 }
 
-std::string contentOf(const Descriptor& file) {
-  std::string text;
-  char buffer[4096];
-  for (off_t at = 0;;) {
-    ssize_t n = pread(file.fd, buffer, sizeof buffer, at);
-    if (n <= 0) return text;
-    text.append(buffer, static_cast<size_t>(n));
-    at += n;
-  }
+// What a compiler wrote into `file` (its output, shared with this process's descriptor).
+std::string diagnosticsIn(const FileDescriptor& file) {
+  lseek(file.get(), 0, SEEK_SET);
+  return readAll(file.get(), int64_t(1) << 24).value_or("(the compiler's output is unreadable)");
 }
 
 // Libraries this process has loaded, by the SHA-256 of their bytes: each is loaded once
@@ -198,19 +175,17 @@ void* loadLibrary(const CachedArtifact& artifact, std::string& why) {
   LoadedLibraries& loaded = loadedLibraries();
   if (auto it = loaded.bySha256.find(artifact.sha256); it != loaded.bySha256.end())
     return it->second;
-  Descriptor file = memoryFile(("loupe:" + artifact.name).c_str(), artifact.bytes, MFD_EXEC);
-  int& uses = loaded.usesOfNumber[file.fd];
-  if (uses > 500) { // keep the name short: move on to a number not worn out yet
-    int number = file.fd;
-    while (loaded.usesOfNumber[number] > 500)
-      ++number;
-    Descriptor moved(fcntl(file.fd, F_DUPFD_CLOEXEC, number));
-    if (moved.fd >= 0) file = std::move(moved);
+  FileDescriptor file = memoryFile(("loupe:" + artifact.name).c_str(), artifact.bytes, MFD_EXEC);
+  // Past a few hundred uses of a number its name gets long: move to a higher, fresher one.
+  while (loaded.usesOfNumber[file.get()] > 500) {
+    FileDescriptor moved(fcntl(file.get(), F_DUPFD_CLOEXEC, file.get() + 1));
+    if (!moved.valid()) break;
+    file = std::move(moved); // the old number closes with `moved`
   }
   std::string path = "/proc/self/fd/";
-  for (int i = 0, n = loaded.usesOfNumber[file.fd]++; i < n; ++i)
+  for (int i = 0, n = loaded.usesOfNumber[file.get()]++; i < n; ++i)
     path += "./";
-  path += std::to_string(file.fd);
+  path += std::to_string(file.get());
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* error = dlerror();
@@ -284,7 +259,7 @@ void CpuCompiler::compileAll(std::vector<Unit>& units) {
   struct Running {
     Unit* unit;
     std::string temporary; // the compiler's output, in the cache folder
-    Descriptor output;     // its diagnostics
+    FileDescriptor output; // its diagnostics
     pid_t pid = 0;
     int spawnError = 0;
     int status = 0;
@@ -298,7 +273,7 @@ void CpuCompiler::compileAll(std::vector<Unit>& units) {
     run.unit = &unit;
     run.temporary = cache().temporaryPath(unit.stem + ".so");
     run.output = memoryFile("loupe:compiler-output", "", 0);
-    Descriptor source = memoryFile("loupe:unit-source", unit.source, 0);
+    FileDescriptor source = memoryFile("loupe:unit-source", unit.source, 0);
     std::vector<std::string> words{options_.compiler};
     words.insert(words.end(), options_.flags.begin(), options_.flags.end());
     words.insert(words.end(), {"-x", "c++", "-", "-o", run.temporary});
@@ -308,9 +283,9 @@ void CpuCompiler::compileAll(std::vector<Unit>& units) {
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, source.fd, STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, run.output.fd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, run.output.fd, STDERR_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, source.get(), STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, run.output.get(), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, run.output.get(), STDERR_FILENO);
     run.start = std::chrono::steady_clock::now();
     run.spawnError = posix_spawnp(&run.pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -343,7 +318,7 @@ void CpuCompiler::compileAll(std::vector<Unit>& units) {
         failure = (run.spawnError ? "cannot run the C++ compiler '" + options_.compiler + "'"
                                   : std::string("the C++ compiler failed")) +
                   " on " + sourcePath + " (kept for inspection):\n" +
-                  replaceAll(contentOf(run.output), "<stdin>", sourcePath);
+                  replaceAll(diagnosticsIn(run.output), "<stdin>", sourcePath);
       continue;
     }
     unit.library = cache().adopt(run.temporary, unit.stem + ".so");

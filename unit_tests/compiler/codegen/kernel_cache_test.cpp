@@ -160,7 +160,9 @@ TEST(KernelCache, ARefusedFolderIsReplacedByAPrivateTemporaryOne) {
   std::string warning = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(warning, "loupe: warning: not using the kernel cache " + scratch / "open" + ": " +
                          scratch / "open" + " is writable by group or others (mode 0777); " +
-                         "kernels are cached in " + cache.dir() + " until this process exits\n");
+                         "kernels are cached in " + cache.dir() +
+                         " until this process exits (fix the folder, or set LOUPE_CACHE_DIR to "
+                         "a private one)\n");
   EXPECT_EQ(again.dir(), cache.dir());
   EXPECT_EQ(modeOf(cache.dir()), 0700u);
   addEntry(cache, 'a', 10, {'k'});
