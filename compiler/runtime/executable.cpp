@@ -182,7 +182,7 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
   // Timed where it runs, so a background build's time leaves out the wait for it.
   auto build = [compiler = options_.compiler, kernels = std::move(generated)] {
     auto start = std::chrono::steady_clock::now();
-    KernelBuild built{CpuCompiler(compiler).load(kernels), 0};
+    KernelBuild built{CpuCompiler(compiler).build(kernels), 0};
     built.ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return built;
@@ -196,9 +196,12 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
 
 void Executable::attachKernels(const KernelBuild& built) {
   kernelBuildMs_ = built.ms;
-  auto next = built.functions.begin();
+  auto next = built.kernels.begin();
   for (Step& step : steps_)
-    if (step.kind == StepKind::Generated) step.function = *next++;
+    if (step.kind == StepKind::Generated) {
+      step.function = next->function;
+      kernelBuilds_[step.kernel] = *next++;
+    }
 }
 
 void Executable::waitForKernels() {

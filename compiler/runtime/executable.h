@@ -94,6 +94,9 @@ public:
   void waitForKernels();
   // How long building the generated kernels took (cache hits included), once they are built.
   double kernelBuildMs() const { return kernelBuildMs_; }
+  // Per generated kernel (by the plan's name), once built: whether it came from the kernel
+  // cache or was compiled now, and how long its library took.
+  const std::map<std::string, CpuKernelBuild>& kernelBuilds() const { return kernelBuilds_; }
 
   const ExecutionStats& stats() const { return stats_; }
   void resetStats();
@@ -107,7 +110,7 @@ private:
   SymbolBindings bind(const std::vector<Tensor>& inputs) const;
   void planSlots();
   struct KernelBuild {
-    std::vector<CpuKernelFn> functions; // in step order
+    std::vector<CpuKernelBuild> kernels; // in step order
     double ms;
   };
   void attachKernels(const KernelBuild& built);
@@ -135,6 +138,7 @@ private:
   std::future<KernelBuild> kernelBuild_;
   std::exception_ptr kernelBuildError_;
   double kernelBuildMs_ = 0;
+  std::map<std::string, CpuKernelBuild> kernelBuilds_;
 };
 
 } // namespace loupe

@@ -111,6 +111,11 @@ void TraceRecorder::recordRejectedInput(std::string_view lir, const Graph* parse
 void TraceRecorder::finishCompile(const CompileResult& result, std::string_view failureStatus,
                                   std::string_view lir) {
   if (result.ok()) {
+    // Each generated kernel, once built: from the kernel cache or built, and how long. A
+    // background build still running has none yet; the call after it finishes records them.
+    if (result.executable)
+      for (const auto& [name, build] : result.executable->kernelBuilds())
+        writer_.recordKernelBuild(compileId_, name, build.fromCache, build.buildMs);
     writer_.finishCompile(compileId_,
                           CompileOutcome{"ok", std::nullopt, std::nullopt, result.compileMs});
     return;

@@ -215,7 +215,8 @@ std::vector<DecisionRow> TraceReader::decisions(int64_t compile_id) const {
 std::vector<KernelRecord> TraceReader::kernels(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
-        SELECT name, kind, target, op_summary, reason, alternatives, fused_nodes, source, max_error
+        SELECT name, kind, target, op_summary, reason, alternatives, fused_nodes, source, max_error,
+               cache, build_ms
         FROM kernels WHERE compile_id = ?1 ORDER BY id)sql",
       [this](const SqliteQuery& row) {
         return KernelRecord{.name = row.get<std::string>(0),
@@ -227,7 +228,9 @@ std::vector<KernelRecord> TraceReader::kernels(int64_t compile_id) const {
                                 jsonColumn<std::vector<KernelAlternative>>(*db_, row, 5),
                             .fused_nodes = jsonColumn<std::vector<std::string>>(*db_, row, 6),
                             .source = row.get<std::string>(7),
-                            .max_error = row.get<std::optional<double>>(8)};
+                            .max_error = row.get<std::optional<double>>(8),
+                            .cache = row.get<std::optional<std::string>>(9),
+                            .build_ms = row.get<std::optional<double>>(10)};
       },
       compile_id);
 }

@@ -244,8 +244,15 @@ ALTER TABLE decisions ADD COLUMN rule_file TEXT;
 ALTER TABLE decisions ADD COLUMN rule_line INTEGER;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3,
-                                    kVersion4, kVersion5, kVersion6};
+// Version 7: where each generated kernel came from: the kernel cache ('hit') or the host
+// compiler ('built'), and how long its library took.
+constexpr const char* kVersion7 = R"sql(
+ALTER TABLE kernels ADD COLUMN cache TEXT;
+ALTER TABLE kernels ADD COLUMN build_ms REAL;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4,
+                                    kVersion5, kVersion6, kVersion7};
 
 } // namespace
 

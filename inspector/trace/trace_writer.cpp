@@ -42,6 +42,18 @@ void requireOneOf(const SqliteDb& db, std::string_view field, std::string_view v
   throw db.error(std::string(field) + " '" + std::string(value) + "' is not one of: " + listed);
 }
 
+void requireKernelCache(const SqliteDb& db, std::string_view cache) {
+  requireOneOf(db, "kernel cache", cache, {"hit", "built"});
+}
+
+// An update of a kernel recorded earlier: naming one the compile does not have is a bug.
+void requireKernelChanged(const SqliteDb& db, int64_t changed, int64_t compile_id,
+                          std::string_view kernel_name) {
+  if (changed == 0)
+    throw db.error("compile " + std::to_string(compile_id) + " has no kernel named '" +
+                   std::string(kernel_name) + "'");
+}
+
 // JSON text columns must hold JSON, or SQL's json_* functions fail on them later.
 void requireJson(const SqliteDb& db, std::string_view field, std::string_view text) {
   if (!nlohmann::json::accept(text)) throw db.error(std::string(field) + " is not valid JSON");
@@ -191,13 +203,14 @@ int64_t TraceWriter::recordDecision(int64_t pass_id, const DecisionRecord& decis
 void TraceWriter::recordKernel(int64_t compile_id, const KernelRecord& kernel) {
   requireOneOf(*db_, "kernel kind", kernel.kind, {"generated", "library", "fallback", "view"});
   requireOneOf(*db_, "kernel target", kernel.target, {"cpu", "cuda"});
+  if (kernel.cache) requireKernelCache(*db_, *kernel.cache);
   db_->run(R"sql(
     INSERT INTO kernels (compile_id, name, kind, target, op_summary, reason, alternatives,
-                         fused_nodes, source, max_error)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql",
+                         fused_nodes, source, max_error, cache, build_ms)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql",
            compile_id, kernel.name, kernel.kind, kernel.target, kernel.op_summary, kernel.reason,
            toJsonText(kernel.alternatives), toJsonText(kernel.fused_nodes), kernel.source,
-           kernel.max_error);
+           kernel.max_error, kernel.cache, kernel.build_ms);
 }
 
 void TraceWriter::recordKernelMaxError(int64_t compile_id, std::string_view kernel_name,
@@ -205,10 +218,15 @@ void TraceWriter::recordKernelMaxError(int64_t compile_id, std::string_view kern
   int64_t changed =
       db_->run("UPDATE kernels SET max_error = ?3 WHERE compile_id = ?1 AND name = ?2", compile_id,
                kernel_name, max_error);
-  if (changed == 0) {
-    throw db_->error("compile " + std::to_string(compile_id) + " has no kernel named '" +
-                     std::string(kernel_name) + "'");
-  }
+  requireKernelChanged(*db_, changed, compile_id, kernel_name);
+}
+
+void TraceWriter::recordKernelBuild(int64_t compile_id, std::string_view kernel_name,
+                                    bool from_cache, double build_ms) {
+  int64_t changed =
+      db_->run("UPDATE kernels SET cache = ?3, build_ms = ?4 WHERE compile_id = ?1 AND name = ?2",
+               compile_id, kernel_name, std::string_view(from_cache ? "hit" : "built"), build_ms);
+  requireKernelChanged(*db_, changed, compile_id, kernel_name);
 }
 
 void TraceWriter::recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers) {

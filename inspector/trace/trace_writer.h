@@ -44,6 +44,10 @@ public:
   void recordKernel(int64_t compile_id, const KernelRecord& kernel);
   // Check mode measures a kernel's error after the compile recorded it.
   void recordKernelMaxError(int64_t compile_id, std::string_view kernel_name, double max_error);
+  // A generated kernel's build, once done (after the compile recorded the kernel): found in the
+  // kernel cache or built by the host compiler, and how long its library took.
+  void recordKernelBuild(int64_t compile_id, std::string_view kernel_name, bool from_cache,
+                         double build_ms);
   void recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers);
   // Replaces the compile's plan: record it again once the peak has been measured.
   void recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan);

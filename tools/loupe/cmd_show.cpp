@@ -63,6 +63,12 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
         for (const auto& [kind, n] : byKind)
           std::cout << " " << kind << " " << n;
         std::cout << "\n";
+        std::string builds;
+        for (const auto& k : kernels)
+          if (k.cache)
+            builds += (builds.empty() ? "" : ", ") + k.name + " " + *k.cache +
+                      (k.build_ms ? " " + fixed(*k.build_ms, 1) + " ms" : "");
+        if (!builds.empty()) std::cout << "    kernel builds: " << builds << "\n";
       }
       if (auto plan = reader.memoryPlan(c.id)) {
         auto bytes = [](int64_t value, const std::optional<std::string>& expr) {
@@ -135,6 +141,14 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
                                 {"nodes_after", p.info.nodes_after},
                                 {"decisions", p.info.decisions},
                                 {"status", p.info.status}});
+      cj["kernel_builds"] = nlohmann::ordered_json::array();
+      for (const auto& k : reader.kernels(c.id))
+        if (k.cache)
+          cj["kernel_builds"].push_back(
+              {{"name", k.name},
+               {"cache", *k.cache},
+               {"build_ms",
+                k.build_ms ? nlohmann::ordered_json(*k.build_ms) : nlohmann::ordered_json()}});
       r["compiles"].push_back(std::move(cj));
     }
     doc["detail"].push_back(std::move(r));

@@ -67,6 +67,11 @@ struct DiffOptions {
 // differ, 2 an error or wrong usage.
 int runDiff(const DiffOptions& options);
 
+struct CacheOptions {
+  bool clear = false; // remove the cache's own files
+};
+int runCache(const CacheOptions& options);
+
 // Prints "loupe: error: <message>" to stderr.
 void printError(const std::string& message);
 

@@ -147,6 +147,15 @@ int main(int argc, char** argv) {
       ->add_option("--color", diff.color, "auto (a terminal and NO_COLOR unset), always or never")
       ->default_str("auto");
 
+  CacheOptions cache;
+  auto* cacheCmd = app.add_subcommand(
+      "cache", "Show the kernel cache: where it is ($LOUPE_CACHE_DIR/kernels, default "
+               "~/.cache/loupe/kernels), its size and limit ($LOUPE_CACHE_MAX_MB), how many "
+               "libraries and kernels it holds, and whether Loupe refuses it as not private");
+  cacheCmd->add_flag("--clear", cache.clear,
+                     "Empty it: remove the libraries, sources and index files it holds (only "
+                     "files it recognises as its own)");
+
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
@@ -174,6 +183,7 @@ int main(int argc, char** argv) {
     if (*runCmd) return runRun(run);
     if (*diffCmd) return runDiff(diff);
     if (*bisectCmd) return runBisect(bisect);
+    if (*cacheCmd) return runCache(cache);
   } catch (const loupe::TraceError& e) {
     printError(e.what());
     return 1;

@@ -245,6 +245,28 @@ def test_a_failed_kernel_build_is_recorded_and_the_graph_runs_eagerly(
         strict(x)
 
 
+def test_each_generated_kernel_records_a_cache_hit_or_its_build(trace_path, tmp_path, monkeypatch):
+    """An empty kernel cache: the first compile builds every generated kernel, a second one of
+    the same model (after Dynamo forgot the first) finds them all in the cache."""
+    monkeypatch.setenv("LOUPE_CACHE_DIR", str(tmp_path / "cache"))
+    x = torch.randn(4, 32)
+    model = Mlp().eval()
+    for _ in range(2):
+        torch._dynamo.reset()
+        compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x))
+    builds = query(
+        trace_path,
+        "SELECT compile_id, cache, build_ms FROM kernels WHERE kind = 'generated' ORDER BY id",
+    )
+    first, second = ([(c, ms) for i, c, ms in builds if i == compile_id] for compile_id in (1, 2))
+    assert first and all(cache == "built" and ms > 0 for cache, ms in first), first
+    assert len(second) == len(first) and all(cache == "hit" for cache, _ in second), second
+    others = "SELECT count(*) FROM kernels WHERE kind != 'generated' AND cache IS NOT NULL"
+    assert query(trace_path, others) == [(0,)]
+
+
 def test_disabled_passes_are_left_out_of_the_pipeline(trace_path):
     options = {"trace": trace_path, "disable_passes": ["cse", "algebraic-simplification"]}
     compiled = torch.compile(cumulative, backend="loupe", options=options)

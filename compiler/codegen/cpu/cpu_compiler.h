@@ -1,64 +1,85 @@
 // Turns generated kernels into callable functions, compiled by the host C++ compiler into
-// shared objects that are cached on disk and dlopen'ed.
+// shared objects that are kept in the kernel cache (compiler/codegen/kernel_cache.h) and loaded
+// from the bytes the cache verified.
 //
 // A kernel is identified by its content: the key hashes its source with the entry name
 // abstracted, the compiler, its flags and version. So identical kernels under different names
 // (the same layer repeated, a pattern shared by forward and backward) compile once, and a kernel
 // compiled for any earlier graph, in this process or another sharing the cache, is never
 // compiled again. Kernels not in the cache are compiled together, split into up to `jobs`
-// translation units that the compiler builds at once.
+// translation units that the compiler builds at once; it reads each unit from memory, so
+// nothing in the cache folder is ever an input to it.
 //
-// Cache files are written to a temporary name and renamed into place, so processes sharing a
-// cache never see a half-written file. A cached library that fails to load (truncated,
-// corrupted, deleted) is rebuilt. Loaded libraries stay loaded for the life of the process, so
-// kernel pointers never dangle.
+// A cached library that does not verify (damaged, replaced, a link) or does not load is
+// rebuilt. A library is loaded through a sealed in-memory copy of the verified bytes, once per
+// process however often it is found, and stays loaded for the life of the process, so kernel
+// pointers never dangle.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/cpu_kernel_abi.h"
+#include "compiler/codegen/kernel_cache.h"
 
 namespace loupe {
 
 struct CpuCompilerOptions {
-  std::string cacheDir; // empty: ${LOUPE_CACHE_DIR:-$HOME/.cache/loupe}/kernels
+  std::string cacheDir; // empty: configuredKernelCacheLocation() (kernel_cache.h)
   std::string compiler; // empty: $LOUPE_CXX, else c++
   // No -march=native: a cache directory may be shared between machines.
   std::vector<std::string> flags = {"-O3",     "-fno-math-errno", "-std=c++17",
                                     "-shared", "-fPIC",           "-fopenmp"};
   // Compiler processes run at once on a miss; 0: $LOUPE_COMPILE_JOBS, else one per usable core.
   int jobs = 0;
+  // The cache's size limit; 0: $LOUPE_CACHE_MAX_MB megabytes, else 300 MB.
+  int64_t cacheMaxBytes = 0;
+};
+
+// A kernel made callable, and how: found in the cache or built now.
+struct CpuKernelBuild {
+  CpuKernelFn function = nullptr;
+  bool fromCache = false;
+  // Built: its library's compile (the host compiler's run), verification and load. From the
+  // cache: reading, verifying and loading its library (near 0 when this process had it).
+  double buildMs = 0;
 };
 
 class CpuCompiler {
 public:
   explicit CpuCompiler(CpuCompilerOptions options = {});
+  ~CpuCompiler();
 
-  // Entry points of `kernels`, in order (identical kernels get the same function). Throws
-  // Error("codegen", ...) with the compiler's diagnostics and the path of the kept source when
-  // compilation fails.
+  // Entry points of `kernels`, in order (identical kernels get the same function), each with
+  // where it came from. Throws Error("codegen", ...) with the compiler's diagnostics and the
+  // path of the kept source when compilation fails. Evicts from the cache when it built.
+  std::vector<CpuKernelBuild> build(const std::vector<GeneratedKernel>& kernels);
+  // The entry points alone.
   std::vector<CpuKernelFn> load(const std::vector<GeneratedKernel>& kernels);
   CpuKernelFn load(const GeneratedKernel& kernel) { return load(std::vector{kernel}).front(); }
 
   // The content key of `kernel`, and the cached library that holds it (empty when the cache
-  // has no record of it).
+  // has no record of it, or the library is missing; its bytes are not checked here).
   std::string kernelKey(const GeneratedKernel& kernel) const;
   std::string libraryOf(const GeneratedKernel& kernel) const;
-  const std::string& cacheDir() const { return cacheDir_; }
+  // The cache folder in use: a private temporary one when the configured one was refused.
+  // The cache is opened (its folder created) on first use, not by the constructor.
+  const std::string& cacheDir() const { return cache().dir(); }
   int jobs() const { return jobs_; }
   // How many times this instance ran the host compiler; a cache hit does not count.
   int compilerRuns() const { return compilerRuns_; }
 
 private:
   struct Unit; // one translation unit being compiled
-  std::string libraryForKey(const std::string& key) const;
+  std::string keyText(const GeneratedKernel& kernel) const;
+  KernelCache& cache() const;
   void compileAll(std::vector<Unit>& units);
 
   CpuCompilerOptions options_;
-  std::string cacheDir_;
-  std::string compilerVersion_;
+  std::string compilerKey_; // the compiler, its flags and its --version
+  mutable std::unique_ptr<KernelCache> cache_;
   int jobs_ = 1;
   int compilerRuns_ = 0;
 };

@@ -1,6 +1,7 @@
 """Reads `loupe-opt --print-decisions` lines on stdin and prints, for each, the decision's kind
 and the source line its rule location names: `mul-by-one: row("mul-by-one", ...`.
 Usage: rule_source.py REPOSITORY_ROOT"""
+
 import re
 import sys
 

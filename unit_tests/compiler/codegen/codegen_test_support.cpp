@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 
@@ -26,11 +28,54 @@ const std::string& testCacheDir() {
   return directory.path;
 }
 
+ScratchFolder::ScratchFolder() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "loupe-codegen-scratch-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  path = std::filesystem::canonical(pattern).string();
+}
+
+ScratchFolder::~ScratchFolder() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
+ScopedEnvironment::~ScopedEnvironment() {
+  for (const auto& [name, value] : saved_)
+    value ? ::setenv(name.c_str(), value->c_str(), 1) : ::unsetenv(name.c_str());
+}
+
+void ScopedEnvironment::set(const std::string& name, const std::optional<std::string>& value) {
+  if (!saved_.count(name)) {
+    const char* old = std::getenv(name.c_str());
+    saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+  }
+  value ? ::setenv(name.c_str(), value->c_str(), 1) : ::unsetenv(name.c_str());
+}
+
 TensorType tensorType(DType dtype, Shape shape) {
   TensorType t;
   t.dtype = dtype;
   t.shape = std::move(shape);
   return t;
+}
+
+BinaryKernel::BinaryKernel(const std::string& op) {
+  Value* a = graph.addInput(tensorType(DType::F32, {SymExpr::symbol("n")}), "a");
+  Value* b = graph.addInput(tensorType(DType::F32, {1}), "b");
+  node = GraphBuilder(graph, nullptr).op(op, {a, b})->definingNode();
+}
+
+GeneratedKernel BinaryKernel::kernel(const std::string& name) const {
+  return generateCpuKernel(*node, name);
+}
+
+std::vector<double> BinaryKernel::call(CpuKernelFn fn, std::vector<double> a, double b) const {
+  Tensor x = Tensor::fromDoubles(a, DType::F32, {static_cast<int64_t>(a.size())});
+  Tensor y = Tensor::fromDoubles({b}, DType::F32, {1});
+  Tensor out = Tensor::empty(DType::F32, x.shape());
+  launchCpuKernel(fn, describeCpuKernel(*node), {{"n", x.size(0)}}, {&x, &y}, {&out});
+  return out.toDoubles();
 }
 
 Tensor randomTensor(DType dtype, const std::vector<int64_t>& shape, unsigned seed) {

@@ -3,7 +3,9 @@
 // through reference implementations so the two can be compared.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,35 @@ namespace loupe::testing {
 // A kernel cache private to this test process, removed at exit.
 const std::string& testCacheDir();
 
+// A fresh folder (canonical path) under the temporary directory, removed with everything in it.
+struct ScratchFolder {
+  std::string path;
+  ScratchFolder();
+  ~ScratchFolder();
+  std::string operator/(const std::string& name) const { return path + "/" + name; }
+};
+
+// Environment variables set or unset for a test, put back as they were by the destructor.
+class ScopedEnvironment {
+public:
+  ~ScopedEnvironment();
+  void set(const std::string& name, const std::optional<std::string>& value);
+
+private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
 TensorType tensorType(DType dtype, Shape shape);
+
+// The generated kernel of out = a <op> b for a f32[n] and b f32[1], and a way to call it: the
+// smallest kernel the cache tests build.
+struct BinaryKernel {
+  Graph graph{"binary"};
+  Node* node;
+  explicit BinaryKernel(const std::string& op = "aten.mul.Tensor");
+  GeneratedKernel kernel(const std::string& name) const;
+  std::vector<double> call(CpuKernelFn fn, std::vector<double> a, double b) const;
+};
 
 // Uniform values in [-2, 2] (floats), [-5, 5] (ints) or {0, 1} (bool), from a fixed seed.
 Tensor randomTensor(DType dtype, const std::vector<int64_t>& shape, unsigned seed);

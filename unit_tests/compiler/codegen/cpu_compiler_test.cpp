@@ -1,6 +1,13 @@
-// The kernel cache: hits skip the compiler, damaged files are rebuilt, failures are explained.
+// The kernel cache: hits skip the compiler, damaged files are rebuilt, failures are explained;
+// a folder others could write is not used, a library that is not the one built never loads,
+// links are not followed, and eviction keeps the limit.
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -28,24 +35,7 @@ CpuCompilerOptions freshCache() {
   return options;
 }
 
-// The kernel of out = a <op> b for f32[n] and b f32[1], with its signature.
-struct Binary {
-  Graph graph{"binary"};
-  Node* node;
-  explicit Binary(const std::string& op = "aten.mul.Tensor") {
-    Value* a = graph.addInput(tensorType(DType::F32, {SymExpr::symbol("n")}), "a");
-    Value* b = graph.addInput(tensorType(DType::F32, {1}), "b");
-    node = GraphBuilder(graph, nullptr).op(op, {a, b})->definingNode();
-  }
-  GeneratedKernel kernel(const std::string& name) const { return generateCpuKernel(*node, name); }
-  std::vector<double> call(CpuKernelFn fn, std::vector<double> a, double b) const {
-    Tensor x = Tensor::fromDoubles(a, DType::F32, {static_cast<int64_t>(a.size())});
-    Tensor y = Tensor::fromDoubles({b}, DType::F32, {1});
-    Tensor out = Tensor::empty(DType::F32, x.shape());
-    launchCpuKernel(fn, describeCpuKernel(*node), {{"n", x.size(0)}}, {&x, &y}, {&out});
-    return out.toDoubles();
-  }
-};
+using Binary = BinaryKernel;
 using Multiply = Binary;
 
 TEST(CpuCompiler, ASecondLoadIsACacheHit) {
@@ -203,6 +193,184 @@ TEST(CpuCompiler, LoupeCxxNamesTheHostCompiler) {
   ::unsetenv("LOUPE_CXX");
   EXPECT_EQ(multiply.call(explicitCompiler.load(multiply.kernel("mul")), {2}, 4),
             (std::vector<double>{8}));
+}
+
+namespace fs = std::filesystem;
+
+std::string indexOf(const CpuCompiler& compiler, const GeneratedKernel& kernel) {
+  return compiler.cacheDir() + "/" + compiler.kernelKey(kernel) + ".kernel";
+}
+
+void setModifiedAnHourAgo(const std::string& path) {
+  timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= 3600;
+  times[1] = times[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
+// The kernels run from a cache Loupe refused: the one stderr line names it and why, nothing is
+// written into it.
+void expectRefusedYetWorking(const std::string& folder, const std::string& why) {
+  Multiply multiply;
+  CpuCompilerOptions options;
+  options.cacheDir = folder;
+  ::testing::internal::CaptureStderr();
+  CpuCompiler compiler(options);
+  EXPECT_EQ(multiply.call(compiler.load(multiply.kernel("mul")), {1, 2}, 3),
+            (std::vector<double>{3, 6}));
+  EXPECT_NE(CpuCompiler(options).load(multiply.kernel("again")), nullptr);
+  std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(warning.find("loupe: warning: not using the kernel cache " + folder + ": " + why), 0u)
+      << warning;
+  EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
+  EXPECT_NE(compiler.cacheDir(), folder);
+  EXPECT_TRUE(fs::is_empty(folder));
+}
+
+TEST(CpuCompiler, AFolderOfAnotherUserIsRefusedAndTheKernelsStillRun) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  ScratchFolder scratch;
+  fs::create_directory(scratch / "theirs");
+  ASSERT_EQ(chown((scratch / "theirs").c_str(), 65534, 65534), 0);
+  expectRefusedYetWorking(scratch / "theirs", scratch / "theirs" + " is owned by uid 65534");
+}
+
+TEST(CpuCompiler, AWorldWritableFolderIsRefusedAndTheKernelsStillRun) {
+  ScratchFolder scratch;
+  fs::create_directory(scratch / "open");
+  ASSERT_EQ(chmod((scratch / "open").c_str(), 0777), 0);
+  expectRefusedYetWorking(scratch / "open",
+                          scratch / "open" + " is writable by group or others (mode 0777)");
+}
+
+TEST(CpuCompiler, BuildsSayWhetherEachKernelCameFromTheCache) {
+  Binary multiply("aten.mul.Tensor"), add("aten.add.Tensor");
+  CpuCompilerOptions options = freshCache();
+  CpuCompiler first(options);
+  std::vector<CpuKernelBuild> built = first.build({multiply.kernel("a"), add.kernel("b")});
+  ASSERT_EQ(built.size(), 2u);
+  for (const CpuKernelBuild& kernel : built) {
+    EXPECT_FALSE(kernel.fromCache);
+    EXPECT_GT(kernel.buildMs, 0);
+  }
+  std::vector<CpuKernelBuild> found = CpuCompiler(options).build({add.kernel("c")});
+  EXPECT_TRUE(found[0].fromCache);
+  EXPECT_EQ(found[0].function, built[1].function); // the library this process loaded already
+  EXPECT_EQ(add.call(found[0].function, {1}, 2), (std::vector<double>{3}));
+}
+
+// A library replaced by another that exports the same entry point (here one that adds instead
+// of multiplying), its index unchanged: the digest differs, so it is rebuilt and never runs.
+TEST(CpuCompiler, AReplacedLibraryIsRebuiltNeverLoaded) {
+  Binary multiply("aten.mul.Tensor"), add("aten.add.Tensor");
+  CpuCompilerOptions options = freshCache();
+  CpuCompiler first(options);
+  first.load(multiply.kernel("mul"));
+  std::string library = first.libraryOf(multiply.kernel("mul"));
+
+  ScratchFolder scratch;
+  GeneratedKernel adder = add.kernel("adder");
+  std::string source = adder.source, symbol = "loupe_k_" + first.kernelKey(multiply.kernel("x"));
+  for (size_t at = source.find(adder.entry); at != std::string::npos;
+       at = source.find(adder.entry, at + symbol.size()))
+    source.replace(at, adder.entry.size(), symbol);
+  std::ofstream(scratch / "impostor.cpp") << source;
+  std::string command = "c++";
+  for (const std::string& flag : options.flags)
+    command += " " + flag;
+  command += " -o " + scratch / "impostor.so" + " " + scratch / "impostor.cpp";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  void* impostor = dlopen((scratch / "impostor.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(impostor, nullptr) << dlerror();
+  auto impostorFn = reinterpret_cast<CpuKernelFn>(dlsym(impostor, symbol.c_str()));
+  ASSERT_NE(impostorFn, nullptr);
+  ASSERT_EQ(multiply.call(impostorFn, {5}, 3), (std::vector<double>{8})) << "it would add";
+  fs::copy_file(scratch / "impostor.so", library, fs::copy_options::overwrite_existing);
+
+  CpuCompiler second(options);
+  EXPECT_EQ(multiply.call(second.load(multiply.kernel("mul")), {5}, 3), (std::vector<double>{15}));
+  EXPECT_EQ(second.compilerRuns(), 1);
+  EXPECT_EQ(CpuCompiler(options).build({multiply.kernel("mul")})[0].fromCache, true)
+      << "the rebuilt library is found again";
+}
+
+TEST(CpuCompiler, ALinkPlantedAsALibraryIsNotFollowed) {
+  Multiply multiply;
+  CpuCompilerOptions options = freshCache();
+  CpuCompiler first(options);
+  first.load(multiply.kernel("mul"));
+  std::string library = first.libraryOf(multiply.kernel("mul"));
+  ScratchFolder scratch;
+  fs::copy_file(library, scratch / "elsewhere.so"); // the right bytes, but through a link
+  fs::remove(library);
+  fs::create_symlink(scratch / "elsewhere.so", library);
+
+  CpuCompiler second(options);
+  EXPECT_EQ(multiply.call(second.load(multiply.kernel("mul")), {2}, 4), (std::vector<double>{8}));
+  EXPECT_EQ(second.compilerRuns(), 1);
+  EXPECT_FALSE(fs::is_symlink(library)) << "the rebuild replaced the link";
+}
+
+TEST(CpuCompiler, ALinkPlantedAsAnIndexIsNotFollowed) {
+  Multiply multiply;
+  CpuCompilerOptions options = freshCache();
+  CpuCompiler first(options);
+  first.load(multiply.kernel("mul"));
+  std::string index = indexOf(first, multiply.kernel("mul"));
+  ScratchFolder scratch;
+  fs::copy_file(index, scratch / "elsewhere.kernel");
+  fs::remove(index);
+  fs::create_symlink(scratch / "elsewhere.kernel", index);
+
+  CpuCompiler second(options);
+  EXPECT_EQ(second.libraryOf(multiply.kernel("mul")), "");
+  EXPECT_EQ(multiply.call(second.load(multiply.kernel("mul")), {2}, 4), (std::vector<double>{8}));
+  EXPECT_EQ(second.compilerRuns(), 1);
+  EXPECT_FALSE(fs::is_symlink(index));
+}
+
+TEST(CpuCompiler, EvictionAfterABuildKeepsTheLimitAndRemovesWholeLibraries) {
+  Binary multiply("aten.mul.Tensor"), add("aten.add.Tensor"), subtract("aten.sub.Tensor");
+  CpuCompilerOptions options = freshCache();
+  options.jobs = 1; // multiply and add: one library, named by two index files
+  CpuCompiler first(options);
+  first.load({multiply.kernel("a"), add.kernel("b")});
+  std::vector<std::string> firstFiles{first.libraryOf(multiply.kernel("a")),
+                                      indexOf(first, multiply.kernel("a")),
+                                      indexOf(first, add.kernel("b"))};
+  firstFiles.push_back(fs::path(firstFiles[0]).replace_extension(".cpp").string());
+  for (const std::string& file : firstFiles)
+    setModifiedAnHourAgo(file);
+  const int64_t firstBytes = kernelCacheContents(first.cacheDir()).bytes;
+
+  options.cacheMaxBytes = firstBytes; // room for one library: the older goes
+  CpuCompiler second(options);
+  EXPECT_EQ(subtract.call(second.load(subtract.kernel("c")), {5}, 2), (std::vector<double>{3}));
+  for (const std::string& file : firstFiles)
+    EXPECT_FALSE(fs::exists(file)) << file;
+  EXPECT_NE(second.libraryOf(subtract.kernel("c")), "");
+  KernelCacheContents left = kernelCacheContents(second.cacheDir());
+  EXPECT_LE(left.bytes, firstBytes);
+  EXPECT_EQ(left.artifacts, 1);
+  EXPECT_EQ(left.indexes, 1);
+
+  // Evicted kernels are built again when asked for; a hit alone evicts nothing.
+  CpuCompiler third(options);
+  EXPECT_EQ(multiply.call(third.load(multiply.kernel("a")), {5}, 2), (std::vector<double>{10}));
+  EXPECT_EQ(third.compilerRuns(), 1);
+}
+
+TEST(CpuCompiler, AHitMarksItsLibraryUsed) {
+  Multiply multiply;
+  CpuCompilerOptions options = freshCache();
+  CpuCompiler first(options);
+  first.load(multiply.kernel("mul"));
+  std::string library = first.libraryOf(multiply.kernel("mul"));
+  setModifiedAnHourAgo(library);
+  CpuCompiler(options).load(multiply.kernel("mul"));
+  auto age = fs::file_time_type::clock::now() - fs::last_write_time(library);
+  EXPECT_LT(age, std::chrono::minutes(1));
 }
 
 TEST(CpuCompiler, LaunchRejectsOperandsThatDoNotFitTheIterationSpace) {

@@ -107,6 +107,19 @@ TEST(Executable, ABackgroundBuildIsWaitedForByTheFirstRun) {
   executable.waitForKernels(); // built: returns at once
 }
 
+TEST(Executable, KernelBuildsSayWhetherEachGeneratedKernelCameFromTheCache) {
+  LinearRelu model;
+  ExecutableOptions options = backgroundBuild("kernel-builds");
+  Executable first(model.graph, model.plan, options);
+  first.waitForKernels();
+  ASSERT_EQ(first.kernelBuilds().size(), 1u); // k0 is a library kernel
+  EXPECT_FALSE(first.kernelBuilds().at("k1").fromCache);
+  EXPECT_GT(first.kernelBuilds().at("k1").buildMs, 0);
+  Executable second(model.graph, model.plan, options);
+  second.waitForKernels();
+  EXPECT_TRUE(second.kernelBuilds().at("k1").fromCache);
+}
+
 TEST(Executable, AFailedBackgroundBuildIsReportedByEveryWaitAndRun) {
   LinearRelu model;
   ExecutableOptions options = backgroundBuild("failed-build");

@@ -67,7 +67,9 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
        .alternatives = {{.kind = "fallback", .target = "cpu", .why = "slower: two passes"}},
        .fused_nodes = {"1", "2"},
        .source = "void k0(float* out, const float* in, long n) {}",
-       .max_error = 1.5e-7},
+       .max_error = 1.5e-7,
+       .cache = "built",
+       .build_ms = 812.5},
       {.name = "k1",
        .kind = "fallback",
        .target = "cpu",
@@ -295,6 +297,28 @@ TEST(TraceRoundTrip, KernelErrorIsRecordedAfterTheKernel) {
             path + ": compile " + std::to_string(compile_id) + " has no kernel named 'k9'");
 }
 
+TEST(TraceRoundTrip, KernelBuildIsRecordedAfterTheKernel) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  TraceWriter writer(path);
+  int64_t compile_id =
+      writer.beginCompile(writer.beginRun(sampleRun("host-a")), sampleCompile("0/0"));
+  writer.recordKernel(compile_id, {.name = "k0", .kind = "generated", .target = "cpu"});
+  writer.recordKernel(compile_id, {.name = "k1", .kind = "generated", .target = "cpu"});
+  EXPECT_EQ(TraceReader(path).kernels(compile_id)[0].cache, std::nullopt);
+  writer.recordKernelBuild(compile_id, "k0", false, 640.5);
+  writer.recordKernelBuild(compile_id, "k1", true, 0.25);
+
+  std::vector<KernelRecord> kernels = TraceReader(path).kernels(compile_id);
+  EXPECT_EQ(kernels[0].cache, "built");
+  EXPECT_EQ(kernels[0].build_ms, 640.5);
+  EXPECT_EQ(kernels[1].cache, "hit");
+  EXPECT_EQ(kernels[1].build_ms, 0.25);
+  EXPECT_EQ(queryInt(path, "SELECT count(*) FROM kernels WHERE cache = 'hit'"), 1);
+  EXPECT_EQ(traceErrorMessage([&] { writer.recordKernelBuild(compile_id, "k9", true, 1); }),
+            path + ": compile " + std::to_string(compile_id) + " has no kernel named 'k9'");
+}
+
 TEST(TraceRoundTrip, StaticDimsAreNumbersForSql) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");
@@ -369,6 +393,12 @@ TEST(TraceRoundTrip, WriterRefusesRecordsOutsideTheSchema) {
               writer.recordKernel(compile_id, {.name = "k", .kind = "magic", .target = "cpu"});
             }),
             path + ": kernel kind 'magic' is not one of: generated, library, fallback, view");
+  EXPECT_EQ(traceErrorMessage([&] {
+              writer.recordKernel(
+                  compile_id,
+                  {.name = "k", .kind = "generated", .target = "cpu", .cache = "maybe"});
+            }),
+            path + ": kernel cache 'maybe' is not one of: hit, built");
   EXPECT_EQ(traceErrorMessage([&] { writer.recordBisection(compile_id, {.status = "maybe"}); }),
             path + ": bisection status 'maybe' is not one of: no_divergence, culprit_decision, "
                    "culprit_pass");

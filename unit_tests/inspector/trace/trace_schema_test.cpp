@@ -60,6 +60,7 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
                                       .rule_line = 170});
       writer.recordKernel(1,
                           {.name = "k0", .kind = "generated", .target = "cpu", .max_error = 0.5});
+      writer.recordKernelBuild(1, "k0", true, 1.5);
       writer.recordBisection(1, {.status = "culprit_decision", .decision_ordinal = 1});
     }
     EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
@@ -74,6 +75,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     EXPECT_EQ(reader.decisions(1)[0].decision.rule_line, 170);
     EXPECT_EQ(reader.passes(1).at(0).info.plan_changed, false);
     EXPECT_EQ(reader.kernels(1)[0].max_error, 0.5);
+    EXPECT_EQ(reader.kernels(1)[0].cache, "hit");
+    EXPECT_EQ(reader.kernels(1)[0].build_ms, 1.5);
     ASSERT_EQ(reader.bisections(1).size(), 1u);
     EXPECT_EQ(reader.bisections(1)[0].bisection.decision_ordinal, 1);
   }
