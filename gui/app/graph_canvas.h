@@ -11,10 +11,10 @@
 
 #include <imgui.h>
 
-#include "gui/app/snapshot_scene.h"
 #include "gui/app/style.h"
 #include "gui/viewmodel/camera.h"
 #include "gui/viewmodel/search.h"
+#include "gui/viewmodel/snapshot_scene.h"
 
 namespace loupe::view {
 

@@ -6,10 +6,10 @@
 
 #include "compiler/ir/error.h"
 #include "gui/app/benchmark.h"
-#include "gui/app/command_line.h"
 #include "gui/app/style.h"
 #include "gui/app/viewer.h"
 #include "gui/app/window.h"
+#include "gui/viewmodel/command_line.h"
 
 namespace {
 

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "gui/app/command_line.h"
 #include "gui/app/graph_canvas.h"
-#include "gui/app/recent_files.h"
-#include "gui/app/source_lines.h"
 #include "gui/app/style.h"
-#include "gui/app/trace_document.h"
+#include "gui/viewmodel/command_line.h"
 #include "gui/viewmodel/diff_view.h"
 #include "gui/viewmodel/pass_step.h"
+#include "gui/viewmodel/recent_files.h"
+#include "gui/viewmodel/source_lines.h"
+#include "gui/viewmodel/trace_document.h"
 
 namespace loupe::view {
 

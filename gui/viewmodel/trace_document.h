@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "gui/app/snapshot_scene.h"
 #include "gui/viewmodel/memory_timeline.h"
+#include "gui/viewmodel/snapshot_scene.h"
 #include "gui/viewmodel/trace_tree.h"
 
 namespace loupe::view {

@@ -1,4 +1,4 @@
-#include "gui/app/trace_document.h"
+#include "gui/viewmodel/trace_document.h"
 
 namespace loupe::view {
 namespace {

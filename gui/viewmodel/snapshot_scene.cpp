@@ -1,4 +1,4 @@
-#include "gui/app/snapshot_scene.h"
+#include "gui/viewmodel/snapshot_scene.h"
 
 #include <chrono>
 
