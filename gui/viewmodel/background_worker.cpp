@@ -1,5 +1,12 @@
 #include "gui/viewmodel/background_worker.h"
 
+#include <algorithm>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 namespace loupe::view {
 
 BackgroundWorker::BackgroundWorker() : thread_([this] { loop(); }) {}
@@ -13,24 +20,33 @@ BackgroundWorker::~BackgroundWorker() {
   thread_.join();
 }
 
-void BackgroundWorker::enqueue(std::weak_ptr<const char> ticket,
+bool BackgroundWorker::Job::stale() const {
+  return std::ranges::any_of(tickets, [](const auto& t) { return t.expired(); });
+}
+
+void BackgroundWorker::enqueue(std::vector<std::weak_ptr<const char>> tickets,
                                std::function<std::function<void()>()> run) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back({std::move(ticket), std::move(run), {}, false});
+    queue_.push_back({std::move(tickets), std::move(run), {}, false});
   }
   ++counts_.posted;
   wake_.notify_one();
 }
 
 void BackgroundWorker::loop() {
+#if defined(__linux__)
+  // Below the frame loop: when the cores are busy, a frame is drawn first and a layout
+  // finishes a little later, not the other way round. (Linux keeps a nice value per thread.)
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);
+#endif
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
     Job job = std::move(queue_.front());
     queue_.pop_front();
-    job.skipped = job.ticket.expired();
+    job.skipped = job.stale();
     if (!job.skipped) {
       running_ = true;
       lock.unlock();
@@ -60,7 +76,7 @@ int BackgroundWorker::applyFinished() {
     }
     if (job.skipped) {
       ++counts_.skipped;
-    } else if (job.ticket.expired()) {
+    } else if (job.stale()) {
       ++counts_.dropped;
     } else {
       ++counts_.applied;

@@ -9,21 +9,24 @@
 // in the order posted, so no two jobs' work ever runs at once. The worker thread destroys
 // nothing it was given: a job, its result and its apply are released on the UI thread.
 //
-// Every job is posted under a ticket. A job whose ticket was renewed or destroyed before it
-// started is skipped (never run); one whose ticket went while it ran has its result dropped.
-// A selection renews its ticket when it changes, so results for an older selection never
-// arrive; a document's ticket goes with the document, so nothing reaches a closed one.
+// Every job is posted under tickets. A job one of whose tickets was renewed or destroyed
+// before it started is skipped (never run); one whose ticket went while it ran has its result
+// dropped. A selection renews its ticket when it changes, so results for an older selection
+// never arrive; a document's ticket goes with the document, so nothing reaches a closed one;
+// a scene's goes with the scene, so a graph no one shows any more is not laid out.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace loupe::view {
 
@@ -57,8 +60,17 @@ public:
   // work is rethrown by the applyFinished() call that would have applied its result.
   template <typename Work, typename Apply>
   void post(const JobTicket& ticket, Work work, Apply apply) {
+    post({std::cref(ticket)}, std::move(work), std::move(apply));
+  }
+  // The same, stale as soon as any of the tickets is.
+  template <typename Work, typename Apply>
+  void post(std::initializer_list<std::reference_wrapper<const JobTicket>> tickets, Work work,
+            Apply apply) {
     using Result = std::invoke_result_t<Work&>;
-    enqueue(ticket.token_, [work = std::move(work), apply = std::move(apply)]() mutable {
+    std::vector<std::weak_ptr<const char>> watched;
+    for (const JobTicket& ticket : tickets)
+      watched.push_back(ticket.token_);
+    enqueue(std::move(watched), [work = std::move(work), apply = std::move(apply)]() mutable {
       auto result = std::make_shared<Result>(work());
       return std::function<void()>(
           [apply = std::move(apply), result] { apply(std::move(*result)); });
@@ -77,14 +89,17 @@ public:
 
 private:
   struct Job {
-    std::weak_ptr<const char> ticket;
+    std::vector<std::weak_ptr<const char>> tickets;
     std::function<std::function<void()>()> run; // work, returning apply bound to its result
     std::function<void()> apply;                // set once run
     bool skipped = false;
+    bool stale() const;
   };
-  void enqueue(std::weak_ptr<const char> ticket, std::function<std::function<void()>()> run);
+  void enqueue(std::vector<std::weak_ptr<const char>> tickets,
+               std::function<std::function<void()>()> run);
   void loop();
 
+  static constexpr int kNice = 10; // the worker thread's priority, below the UI thread's 0
   mutable std::mutex mutex_;
   std::condition_variable wake_; // a job was queued, or stop
   std::condition_variable idle_; // a job finished

@@ -8,29 +8,71 @@ namespace loupe::view {
 
 SnapshotScene::SnapshotScene(std::shared_ptr<const GraphModel> model, const std::string& hash,
                              const LayoutOptions& options, std::shared_ptr<LayoutCache> cache)
-    : layouter_(
-          std::make_unique<SceneLayouter>(std::move(model), options, std::move(cache), hash)) {
+    : hash_(hash), layouter_(std::make_shared<SceneLayouter>(std::move(model), options,
+                                                             std::move(cache), hash)) {
   expansion_ = defaultExpansion(layouter_->tree());
-  relayout();
+  show(layOut(*layouter_, expansion_));
+}
+
+SnapshotScene::Layout SnapshotScene::layOut(SceneLayouter& layouter, const Expansion& expansion) {
+  Layout out;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    out.scene = layouter.layout(expansion);
+  } catch (const Error& e) {
+    out.error = e.what();
+    return out;
+  }
+  out.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::vector<Rect> itemRects, edgeRects;
+  for (const SceneItem& item : out.scene.items)
+    itemRects.push_back(item.rect);
+  for (const SceneEdge& edge : out.scene.edges)
+    edgeRects.push_back(boundsOf(edge.spline));
+  out.items = SpatialIndex(std::move(itemRects));
+  out.edges = SpatialIndex(std::move(edgeRects));
+  return out;
+}
+
+void SnapshotScene::show(Layout&& layout) {
+  if (!layout.error.empty()) {
+    error_ = std::move(layout.error);
+    return;
+  }
+  scene_ = std::move(layout.scene);
+  itemIndex_ = std::move(layout.items);
+  edgeIndex_ = std::move(layout.edges);
+  layoutMs_ = layout.ms;
+}
+
+void SnapshotScene::adopt(SnapshotScene&& built) {
+  layoutTicket_.renew();
+  relayoutPending_ = false;
+  error_ = std::move(built.error_);
+  hash_ = std::move(built.hash_);
+  layouter_ = std::move(built.layouter_);
+  expansion_ = std::move(built.expansion_);
+  scene_ = std::move(built.scene_);
+  itemIndex_ = std::move(built.itemIndex_);
+  edgeIndex_ = std::move(built.edgeIndex_);
+  layoutMs_ = built.layoutMs_;
 }
 
 void SnapshotScene::relayout() {
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    scene_ = layouter_->layout(expansion_);
-  } catch (const Error& e) {
-    error_ = e.what();
+  if (worker_ == nullptr) {
+    show(layOut(*layouter_, expansion_));
     return;
   }
-  layoutMs_ =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::vector<Rect> itemRects, edgeRects;
-  for (const SceneItem& item : scene_.items)
-    itemRects.push_back(item.rect);
-  for (const SceneEdge& edge : scene_.edges)
-    edgeRects.push_back(boundsOf(edge.spline));
-  itemIndex_ = SpatialIndex(std::move(itemRects));
-  edgeIndex_ = SpatialIndex(std::move(edgeRects));
+  layoutTicket_.renew(); // a layout still on its way is for an older expansion
+  relayoutPending_ = true;
+  worker_->post(
+      layoutTicket_,
+      [layouter = layouter_, expansion = expansion_] { return layOut(*layouter, expansion); },
+      [this](Layout&& layout) {
+        relayoutPending_ = false;
+        show(std::move(layout));
+      });
 }
 
 void SnapshotScene::toggleModule(int module) {

@@ -1,6 +1,9 @@
-// One open trace, loaded and indexed outside the frame loop: the navigation tree up front, a
-// compile's details and a snapshot's scene on first use, then kept, so drawing never queries
-// sqlite or runs Graphviz. Layouts are cached in the trace itself when it is writable.
+// One open trace as the UI thread sees it: the navigation tree up front, and a compile's
+// details, a run's graph breaks and a snapshot's scene loaded on first use by the background
+// worker, then kept. Drawing never queries sqlite or runs Graphviz: a getter returns what is
+// loaded, or nothing yet (and the first call posts the job), and the panel shows a spinner
+// until a later frame finds it there. Layouts are cached in the trace itself when it is
+// writable. When the document goes, the jobs it posted are skipped or their results dropped.
 #pragma once
 
 #include <cstdint>
@@ -10,49 +13,54 @@
 #include <string>
 #include <vector>
 
-#include "gui/viewmodel/memory_timeline.h"
+#include "gui/viewmodel/background_worker.h"
 #include "gui/viewmodel/snapshot_scene.h"
+#include "gui/viewmodel/trace_source.h"
 #include "gui/viewmodel/trace_tree.h"
 
 namespace loupe::view {
 
-struct CompileDetails {
-  std::vector<KernelRecord> kernels;
-  std::vector<BufferRecord> buffers;
-  std::optional<MemoryPlanRecord> memoryPlan;
-  std::vector<GuardRecord> guards;
-  std::vector<RecompileRecord> recompiles;
-  MemoryTimeline memory;
-  std::string error; // a query failed on a damaged trace; what was read is kept
-};
-
 class TraceDocument {
 public:
-  // opened must hold a reader (check OpenedTrace's bool first).
-  TraceDocument(OpenedTrace opened, const std::string& path, const LayoutOptions& layoutOptions);
+  // opened must hold a reader (check OpenedTrace's bool first); from here on only the worker
+  // uses it.
+  TraceDocument(OpenedTrace opened, const std::string& path, const LayoutOptions& layoutOptions,
+                BackgroundWorker& worker);
 
-  const TraceReader& reader() const { return *opened_.reader; }
-  const TraceTree& tree() const { return opened_.tree; }
+  const TraceTree& tree() const { return tree_; }
   const std::string& path() const { return path_; }
   const LayoutOptions& layoutOptions() const { return layoutOptions_; }
-  const std::shared_ptr<LayoutCache>& layoutCache() const { return layoutCache_; }
 
-  const CompileDetails& details(int64_t compileId);
-  const std::vector<GraphBreakRecord>& graphBreaks(int64_t runId);
+  // Null while the worker reads them.
+  const CompileDetails* details(int64_t compileId);
+  const std::vector<GraphBreakRecord>* graphBreaks(int64_t runId);
+  // Loading until the worker has parsed and laid it out. Asked again while it loads, the same
+  // scene; a scene no one holds any more when its turn comes on the worker is not built.
   std::shared_ptr<SnapshotScene> scene(int64_t snapshotId);
-  // The parsed snapshot behind scene(); its model is null when it did not load.
-  const LoadedSnapshot& snapshot(int64_t snapshotId);
-  std::shared_ptr<const GraphModel> model(int64_t snapshotId) { return snapshot(snapshotId).model; }
+
+  // Runs work(TraceSource&) on the worker and apply(result) on the UI thread, unless ticket
+  // was renewed meanwhile (the selection moved on). The caller renews its tickets when it
+  // closes this document.
+  template <typename Work, typename Apply>
+  void read(const JobTicket& ticket, Work work, Apply apply) {
+    worker_.post(
+        ticket, [source = source_, work = std::move(work)] { return work(*source); },
+        std::move(apply));
+  }
+  BackgroundWorker& worker() const { return worker_; }
 
 private:
-  OpenedTrace opened_;
+  TraceTree tree_;
   std::string path_;
   LayoutOptions layoutOptions_;
-  std::shared_ptr<LayoutCache> layoutCache_;
-  std::map<int64_t, CompileDetails> details_;
-  std::map<int64_t, std::vector<GraphBreakRecord>> breaks_;
-  std::map<int64_t, LoadedSnapshot> snapshots_;
-  std::map<int64_t, std::shared_ptr<SnapshotScene>> scenes_;
+  std::shared_ptr<TraceSource> source_; // the worker's side
+  BackgroundWorker& worker_;
+  JobTicket ticket_; // this document's loads: they stop with it
+  // Requested: nullopt until the worker's result arrives.
+  std::map<int64_t, std::optional<CompileDetails>> details_;
+  std::map<int64_t, std::optional<std::vector<GraphBreakRecord>>> breaks_;
+  std::map<int64_t, std::shared_ptr<SnapshotScene>> scenes_;      // built
+  std::map<int64_t, std::weak_ptr<SnapshotScene>> loadingScenes_; // posted, not built yet
 };
 
 } // namespace loupe::view

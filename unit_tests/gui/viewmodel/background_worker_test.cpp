@@ -11,6 +11,11 @@
 
 #include "gui/viewmodel/background_worker.h"
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 namespace loupe::view {
 namespace {
 
@@ -154,6 +159,20 @@ TEST(BackgroundWorker, DestroyingItWithQueuedJobsRunsNoneOfThem) {
   releaser.join();
   EXPECT_FALSE(queuedRan);
 }
+
+#if defined(__linux__)
+TEST(BackgroundWorker, RunsAtALowerPriorityThanTheThreadThatPosts) {
+  BackgroundWorker worker;
+  JobTicket ticket;
+  int workerNice = 0;
+  worker.post(
+      ticket, [] { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); },
+      [&](int nice) { workerNice = nice; });
+  worker.finishAll();
+  EXPECT_GT(workerNice, getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())))
+      << "a frame gets the CPU before a layout";
+}
+#endif
 
 } // namespace
 } // namespace loupe::view
