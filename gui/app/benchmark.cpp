@@ -32,9 +32,10 @@ struct FrameTime {
 FrameTime renderFrame(Window& window, Viewer& viewer) {
   FrameTime t;
   t.buildMs = timeMs([&] {
-    window.beginFrame();
-    viewer.drawFrame();
-  });
+                window.beginFrame();
+                viewer.drawFrame();
+              }) -
+              window.lastWaitMs(); // the frame rate cap's wait is not the frame's
   t.totalMs = t.buildMs + timeMs([&] {
                 window.endFrame();
                 glFinish();

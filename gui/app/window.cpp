@@ -82,9 +82,16 @@ bool Window::beginFrame() {
   for (const HeldRelease& r : std::exchange(heldReleases_, {}))
     ImGui_ImplGlfw_KeyCallback(window_, r.key, r.scancode, GLFW_RELEASE, r.mods);
   downThisFrame_.clear();
-  glfwPollEvents();
+  const double start = glfwGetTime();
+  const double due = lastFrameStart_ + 1 / kIdleFramesPerSecond;
+  if (due > start)
+    glfwWaitEventsTimeout(due - start);
+  else
+    glfwPollEvents();
   while (glfwGetWindowAttrib(window_, GLFW_ICONIFIED) != 0 && !glfwWindowShouldClose(window_))
     glfwWaitEvents(); // nothing is visible to draw
+  lastFrameStart_ = glfwGetTime();
+  lastWaitMs_ = (lastFrameStart_ - start) * 1000;
   if (glfwWindowShouldClose(window_)) return false;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();

@@ -25,9 +25,14 @@ public:
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
-  // Polls events and starts an ImGui frame; false once the user closed the window. While the
-  // window is minimised it sleeps until the window system has an event for it.
+  // Polls events and starts an ImGui frame; false once the user closed the window. With no
+  // input, frames come at most kIdleFramesPerSecond a second, so a spinner turns without
+  // taking the cores from the background worker (software OpenGL spends tens of ms drawing a
+  // frame); an event wakes the loop at once. While the window is minimised it sleeps until
+  // the window system has an event for it.
   bool beginFrame();
+  // How long the last beginFrame() waited for its frame to be due (not part of its time).
+  double lastWaitMs() const { return lastWaitMs_; }
   // Headless runs ignore the pointer, so a screenshot does not depend on where it happens to be.
   void ignorePointer() { ignorePointer_ = true; }
   // Renders the ImGui frame and, given a path, writes it as a PNG before showing it.
@@ -51,6 +56,9 @@ private:
   GLFWwindow* window_ = nullptr;
   std::vector<std::string> dropped_;
   bool ignorePointer_ = false;
+  static constexpr double kIdleFramesPerSecond = 30;
+  double lastFrameStart_ = 0; // glfwGetTime()
+  double lastWaitMs_ = 0;
   KeyPressQueue* keyPresses_ = nullptr;
   std::set<int> downThisFrame_;           // keys pressed since the frame began
   std::vector<HeldRelease> heldReleases_; // their releases, for ImGui at the next frame
