@@ -37,8 +37,10 @@ void BackgroundWorker::enqueue(std::vector<std::weak_ptr<const char>> tickets,
 void BackgroundWorker::loop() {
 #if defined(__linux__)
   // Below the frame loop: when the cores are busy, a frame is drawn first and a layout
-  // finishes a little later, not the other way round. (Linux keeps a nice value per thread.)
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);
+  // finishes a little later, not the other way round. (Linux keeps a nice value per thread;
+  // the new thread starts with the UI thread's.)
+  const auto self = static_cast<id_t>(gettid());
+  setpriority(PRIO_PROCESS, self, getpriority(PRIO_PROCESS, self) + kNice);
 #endif
   std::unique_lock lock(mutex_);
   for (;;) {

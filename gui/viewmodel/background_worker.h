@@ -99,7 +99,7 @@ private:
                std::function<std::function<void()>()> run);
   void loop();
 
-  static constexpr int kNice = 10; // the worker thread's priority, below the UI thread's 0
+  static constexpr int kNice = 10; // added to the worker thread's nice value: below the UI's
   mutable std::mutex mutex_;
   std::condition_variable wake_; // a job was queued, or stop
   std::condition_variable idle_; // a job finished
