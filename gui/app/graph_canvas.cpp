@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 
 namespace loupe::view {
@@ -68,14 +69,14 @@ void drawLabel(ImDrawList* dl, const Fonts& fonts, float size, ImVec2 at, uint32
 } // namespace
 
 void GraphCanvas::setScene(std::shared_ptr<SnapshotScene> scene) {
-  const bool sameBounds = scene_ && scene && scene_->ok() && scene->ok() &&
-                          scene_->scene().bounds == scene->scene().bounds;
+  if (scene_ && scene_->ok()) previousBounds_ = scene_->scene().bounds;
   scene_ = std::move(scene);
   marks_.clear();
   isMatch_.clear();
   search_ = SearchCursor();
   selected_ = -1;
-  if (!sameBounds) pending_ = Pending::Start;
+  selectWhenShown_.clear();
+  pending_ = Pending::Start;
 }
 
 void GraphCanvas::select(int box) {
@@ -90,6 +91,13 @@ bool GraphCanvas::selectByName(const std::string& name) {
   const int box = model() != nullptr ? model()->findByName(name) : -1;
   select(box);
   return box >= 0;
+}
+
+void GraphCanvas::selectByNameWhenShown(const std::string& name) {
+  if (scene_ && scene_->loading())
+    selectWhenShown_ = name;
+  else if (model() != nullptr && model()->findByName(name) >= 0)
+    selectByName(name);
 }
 
 void GraphCanvas::setSearch(const std::string& query) {
@@ -108,6 +116,11 @@ void GraphCanvas::stepMatch(int direction) {
 
 void GraphCanvas::applyPending() {
   const Scene& scene = scene_->scene();
+  // Stepping to a pass whose graph has the same size keeps the view where it was.
+  if (pending_ == Pending::Start && previousBounds_ == scene.bounds) {
+    pending_ = Pending::None;
+    return;
+  }
   Camera whole = camera_;
   whole.fit(scene.bounds, kFitMargin);
   const bool legibleWhole = whole.zoom() >= kLegibleZoom;
@@ -172,6 +185,15 @@ GraphCanvas::Events GraphCanvas::draw(const char* id, ImVec2 size, const Fonts& 
   dl->AddRectFilled(origin, end, imColor(Palette::canvasBg));
   ImGui::InvisibleButton(id, {end.x - origin.x, end.y - origin.y});
 
+  if (scene_ && scene_->loading()) {
+    const ImVec2 centre{(origin.x + end.x) / 2, (origin.y + end.y) / 2};
+    drawSpinner(dl, {centre.x, centre.y - 24}, 14);
+    const char* text = "reading and laying out the graph...";
+    const ImVec2 textSize = ImGui::CalcTextSize(text);
+    dl->AddText({centre.x - textSize.x / 2, centre.y}, imColor(Palette::dimText), text);
+    dl->PopClipRect();
+    return events;
+  }
   if (model() == nullptr) {
     const bool failed = scene_ != nullptr;
     const std::string message =
@@ -182,7 +204,12 @@ GraphCanvas::Events GraphCanvas::draw(const char* id, ImVec2 size, const Fonts& 
     dl->PopClipRect();
     return events;
   }
-  if (pending_ != Pending::None) applyPending();
+  if (!selectWhenShown_.empty()) {
+    if (model()->findByName(selectWhenShown_) >= 0) selectByName(selectWhenShown_);
+    selectWhenShown_.clear();
+  }
+  // A camera request waits for the layout it is about (a box revealed in a collapsed module).
+  if (pending_ != Pending::None && !scene_->relayoutPending()) applyPending();
   handleInput(events);
 
   int hoveredItem = -1;
@@ -218,6 +245,10 @@ GraphCanvas::Events GraphCanvas::draw(const char* id, ImVec2 size, const Fonts& 
     if (innermost != nullptr) scene_->toggleModule(innermost->module);
   }
   if (minimapShown()) drawMinimap(dl);
+  if (scene_->relayoutPending()) {
+    drawSpinner(dl, {origin.x + 22, origin.y + 22}, 8);
+    dl->AddText({origin.x + 38, origin.y + 14}, imColor(Palette::dimText), "laying out...");
+  }
   dl->PopClipRect();
   return events;
 }

@@ -1,20 +1,23 @@
 // The graph canvas: a snapshot's scene drawn with ImGui draw lists, with its camera (drag to
 // pan, wheel zooms at the cursor, fit), a selected box, search matches, per-box marks (what a
 // pass or a diff changed), collapsed modules that expand on double-click, and a minimap.
-// Only what the camera sees is drawn, found through the scene's spatial index.
+// Only what the camera sees is drawn, found through the scene's spatial index. While the
+// worker is still laying the scene out, the canvas shows a spinner (the whole canvas when
+// there is nothing yet, a corner while the previous layout stays shown).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <imgui.h>
 
-#include "gui/app/snapshot_scene.h"
 #include "gui/app/style.h"
 #include "gui/viewmodel/camera.h"
 #include "gui/viewmodel/search.h"
+#include "gui/viewmodel/snapshot_scene.h"
 
 namespace loupe::view {
 
@@ -30,6 +33,8 @@ public:
   int selected() const { return selected_; }
   void select(int box); // reveals and centres it; -1 clears
   bool selectByName(const std::string& name);
+  // Selects by name now, or, while the scene loads, once it is shown (when the node is there).
+  void selectByNameWhenShown(const std::string& name);
 
   // Camera requests take effect at the next draw, when the canvas size is known.
   void requestFit() { pending_ = Pending::Fit; }
@@ -67,6 +72,8 @@ private:
   int selected_ = -1;
   Camera camera_;
   Pending pending_ = Pending::Start;
+  std::optional<Rect> previousBounds_; // the last scene's: one of the same size keeps the camera
+  std::string selectWhenShown_;
   int centerBox_ = -1;
   bool draggingMinimap_ = false;
 };

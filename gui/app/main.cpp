@@ -6,18 +6,22 @@
 
 #include "compiler/ir/error.h"
 #include "gui/app/benchmark.h"
-#include "gui/app/command_line.h"
 #include "gui/app/style.h"
 #include "gui/app/viewer.h"
 #include "gui/app/window.h"
+#include "gui/viewmodel/command_line.h"
 
 namespace {
 
 using namespace loupe::view;
 
-// Frames rendered before a screenshot: the first lays out and fits, the next settle ImGui's
-// own layout (tab bars and child windows size themselves from the previous frame).
+// Frames rendered before a screenshot: the first fits the graph, the next settle ImGui's own
+// layout (tab bars and child windows size themselves from the previous frame). A screenshot
+// is a batch run: before each frame it waits for the work the last one asked for, and it is
+// taken from a frame that left nothing pending, so it never shows a spinner.
 constexpr int kScreenshotFrames = 4;
+// A view that still asks for work after this many frames is a bug, not something to wait out.
+constexpr int kMaxScreenshotFrames = 64;
 
 void applyHeadlessState(Viewer& viewer, const CommandLine& cl) {
   if (!viewer.openError().empty()) throw loupe::Error("open", viewer.openError());
@@ -29,6 +33,7 @@ void applyHeadlessState(Viewer& viewer, const CommandLine& cl) {
   }
   if (cl.diff) {
     viewer.showDiff(cl.diff->first, cl.diff->second);
+    viewer.finishPendingWork();
     if (!viewer.diff().error.empty()) throw loupe::Error("usage", viewer.diff().error);
     if (!cl.select.node.empty() && !viewer.selectInDiff(cl.select.node))
       throw loupe::Error("usage",
@@ -44,6 +49,7 @@ int run(const CommandLine& cl) {
   }
   Window window(cl.width, cl.height, "loupe-view");
   Viewer viewer(loadFonts());
+  window.queueKeyPressesInto(&viewer.keyPresses());
   applyDarkStyle();
   viewer.rememberOpened = cl.screenshotPath.empty() && !cl.benchmark;
   if (cl.benchmark) return runBenchmark(window, viewer, cl.tracePath);
@@ -52,11 +58,16 @@ int run(const CommandLine& cl) {
     window.ignorePointer();
     applyHeadlessState(viewer, cl);
   }
+  const bool screenshot = !cl.screenshotPath.empty();
   for (int frame = 0; !viewer.quitRequested && window.beginFrame(); ++frame) {
     for (const std::string& path : window.takeDroppedPaths())
       viewer.open(path);
+    if (screenshot) viewer.finishPendingWork();
     viewer.drawFrame();
-    const bool last = !cl.screenshotPath.empty() && frame + 1 == kScreenshotFrames;
+    const bool last = screenshot && frame + 1 >= kScreenshotFrames && !viewer.workPending();
+    if (screenshot && !last && frame + 1 >= kMaxScreenshotFrames)
+      throw loupe::Error("screenshot", "the view still had work pending after " +
+                                           std::to_string(kMaxScreenshotFrames) + " frames");
     window.endFrame(last ? cl.screenshotPath : std::string());
     if (last) return 0;
   }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gui/app/panels.h"
+#include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
 
@@ -11,8 +12,14 @@ namespace loupe::view {
 
 void drawBreaksPanel(Viewer& viewer) {
   int shown = 0;
+  bool pending = false;
   for (const RunItem& run : viewer.document()->tree().runs) {
-    const auto& breaks = viewer.document()->graphBreaks(run.runId);
+    const std::vector<GraphBreakRecord>* loaded = viewer.document()->graphBreaks(run.runId);
+    if (loaded == nullptr) {
+      pending = true;
+      continue;
+    }
+    const auto& breaks = *loaded;
     for (size_t i = 0; i < breaks.size(); ++i, ++shown) {
       const GraphBreakRecord& gb = breaks[i];
       ImGui::PushID(shown);
@@ -43,7 +50,10 @@ void drawBreaksPanel(Viewer& viewer) {
       ImGui::PopID();
     }
   }
-  if (shown == 0) ImGui::TextDisabled("No graph breaks: every frame was captured whole.");
+  if (pending)
+    pendingText("reading the graph breaks...");
+  else if (shown == 0)
+    ImGui::TextDisabled("No graph breaks: every frame was captured whole.");
 }
 
 } // namespace loupe::view

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gui/app/panels.h"
+#include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
 
@@ -66,6 +67,10 @@ void legend(uint32_t color, const char* text) {
 
 void drawDiffCanvases(Viewer& viewer, float height) {
   DiffState& diff = viewer.diff();
+  if (diff.pending) {
+    pendingText("comparing the compiles and laying out both graphs...");
+    return;
+  }
   if (!diff.view) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(imColor(Palette::error)), "%s",
                        diff.error.c_str());
@@ -126,6 +131,10 @@ void drawDiffFindings(Viewer& viewer) {
   ImGui::TextUnformatted("vs");
   ImGui::SameLine();
   if ((compileCombo("##b", viewer, b) || changed) && a >= 0 && b >= 0) viewer.showDiff(a, b);
+  if (diff.pending) {
+    pendingText("running the differ...");
+    return;
+  }
   if (!diff.view) {
     if (!diff.error.empty())
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(imColor(Palette::error)), "%s",

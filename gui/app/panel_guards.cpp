@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gui/app/panels.h"
+#include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
 
@@ -13,7 +14,12 @@ namespace loupe::view {
 void drawGuardsPanel(Viewer& viewer) {
   const CompileItem* compile = viewer.compile();
   if (compile == nullptr) return;
-  const CompileDetails& details = viewer.document()->details(compile->compileId);
+  const CompileDetails* loaded = viewer.document()->details(compile->compileId);
+  if (loaded == nullptr) {
+    pendingText("reading the guards...");
+    return;
+  }
+  const CompileDetails& details = *loaded;
   const ImVec4 errorColor = ImGui::ColorConvertU32ToFloat4(imColor(Palette::error));
   for (const RecompileRecord& r : details.recompiles) {
     ImGui::TextColored(errorColor, "Recompiled after %s: %s", r.previous_compile_key.c_str(),

@@ -104,7 +104,9 @@ void drawNodeInspector(Viewer& viewer) {
     }
   }
   if (inspected.compileId < 0) return;
-  const CompileDetails& details = viewer.document()->details(inspected.compileId);
+  const CompileDetails* loaded = viewer.document()->details(inspected.compileId);
+  if (loaded == nullptr) return; // the kernels panel shows that it is loading
+  const CompileDetails& details = *loaded;
   if (!box.kernel.empty()) {
     auto kernel = std::find_if(details.kernels.begin(), details.kernels.end(),
                                [&](const KernelRecord& k) { return k.name == box.kernel; });

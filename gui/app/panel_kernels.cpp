@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gui/app/panels.h"
+#include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
 #include "gui/viewmodel/source_highlight.h"
@@ -41,21 +42,11 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// Generated kernels start with the same guarded prelude (compiler/codegen/cpu); the kernel's
-// own code after it is what a reader wants first.
-std::pair<std::string_view, std::string_view> splitPrelude(std::string_view source) {
-  constexpr std::string_view kGuard = "#ifndef LOUPE_KERNEL_PRELUDE\n", kEnd = "\n#endif\n";
-  const size_t end = source.find(kEnd);
-  if (!source.starts_with(kGuard) || end == std::string_view::npos) return {{}, source};
-  const size_t bodyStart = source.find_first_not_of('\n', end + kEnd.size());
-  return {source.substr(0, end + kEnd.size()),
-          bodyStart == std::string_view::npos ? "" : source.substr(bodyStart)};
-}
-
-void drawSource(const Fonts& fonts, std::string_view source) {
+// source is coloured by spans (computed once, when the compile's details were read).
+void drawSource(const Fonts& fonts, std::string_view source, const std::vector<SourceSpan>& spans) {
   ImGui::PushFont(fonts.mono);
   bool lineStarted = false;
-  for (const SourceSpan& span : highlightCpp(source)) {
+  for (const SourceSpan& span : spans) {
     ImGui::PushStyleColor(ImGuiCol_Text, imColor(colorOf(span.kind)));
     const std::string_view text =
         std::string_view(source).substr(span.begin, span.end - span.begin);
@@ -130,7 +121,12 @@ void drawTable(Viewer& viewer, const std::vector<KernelRecord>& kernels, int sho
 void drawKernelsPanel(Viewer& viewer) {
   const CompileItem* compile = viewer.compile();
   if (compile == nullptr) return;
-  const auto& kernels = viewer.document()->details(compile->compileId).kernels;
+  const CompileDetails* details = viewer.document()->details(compile->compileId);
+  if (details == nullptr) {
+    pendingText("reading the compile's kernels...");
+    return;
+  }
+  const auto& kernels = details->kernels;
   if (kernels.empty()) {
     ImGui::TextDisabled("No kernels: compile %lld stopped before kernel selection.",
                         static_cast<long long>(compile->compileId));
@@ -154,10 +150,13 @@ void drawKernelsPanel(Viewer& viewer) {
   if (k.source.empty()) {
     ImGui::TextDisabled("No generated source (%s kernel).", k.kind.c_str());
   } else {
-    const auto [prelude, body] = splitPrelude(k.source);
-    drawSource(viewer.fonts(), body);
-    if (!prelude.empty() && ImGui::TreeNode("the prelude every generated kernel shares")) {
-      drawSource(viewer.fonts(), prelude);
+    // Generated kernels start with the same guarded prelude; their own code is what a reader
+    // wants first.
+    const HighlightedKernel& coloured = details->kernelSources[shown];
+    const std::string_view source = k.source;
+    drawSource(viewer.fonts(), source.substr(coloured.bodyStart), coloured.body);
+    if (coloured.preludeEnd > 0 && ImGui::TreeNode("the prelude every generated kernel shares")) {
+      drawSource(viewer.fonts(), source.substr(0, coloured.preludeEnd), coloured.prelude);
       ImGui::TreePop();
     }
   }

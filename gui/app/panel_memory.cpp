@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gui/app/panels.h"
+#include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
 
@@ -46,7 +47,12 @@ void drawSummary(const MemoryTimeline& m) {
 void drawMemoryPanel(Viewer& viewer) {
   const CompileItem* compile = viewer.compile();
   if (compile == nullptr) return;
-  const CompileDetails& details = viewer.document()->details(compile->compileId);
+  const CompileDetails* loaded = viewer.document()->details(compile->compileId);
+  if (loaded == nullptr) {
+    pendingText("reading the memory plan...");
+    return;
+  }
+  const CompileDetails& details = *loaded;
   const MemoryTimeline& m = details.memory;
   if (m.bars.empty()) {
     ImGui::TextDisabled("No memory plan recorded for compile %lld.",

@@ -38,6 +38,7 @@ struct Palette {
   static constexpr uint32_t timelineChangedBar = 0x4fb286;
   static constexpr uint32_t peakMarker = 0xe0524c;
   static constexpr uint32_t error = 0xff6b6b;
+  static constexpr uint32_t pending = 0x5aa9e6; // the spinner where a result is on its way
 
   static constexpr uint32_t codeKeyword = 0xc792ea;
   static constexpr uint32_t codeNumber = 0xf78c6c;

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <iterator>
+#include <tuple>
+#include <utility>
 
 #include "gui/app/panels.h"
 #include "gui/app/theme.h"
@@ -52,13 +54,54 @@ std::vector<BoxMark> marksOf(const std::vector<Status>& statuses) {
   return marks;
 }
 
-bool keyPressed(int glfwKey) {
-  return ImGui::IsKeyPressed(glfwKey, true);
+// What the worker hands back for a pass step: the boxes the pass changed, and the titles
+// of those it removed (the previous snapshot is not loaded on the UI thread).
+struct PassStepResult {
+  std::optional<PassStep> step;
+  std::vector<std::string> removed;
+};
+
+// What the worker hands back for the diff view: the compiles compared (the default pair is
+// chosen there, since it queries the trace), the view, and both sides laid out.
+struct DiffResult {
+  int64_t compileA = -1, compileB = -1;
+  std::optional<DiffView> view;
+  std::string error;
+  std::shared_ptr<SnapshotScene> left, right;
+};
+
+DiffResult compareOnWorker(TraceSource& source, std::optional<std::pair<int64_t, int64_t>> pair,
+                           const std::vector<int64_t>& compiles) {
+  DiffResult result;
+  if (!pair) {
+    // As `loupe diff TRACE` pairs them: the first recompile, else the first two compiles.
+    const auto pairs = diff::recompilePairs(source.reader());
+    if (!pairs.empty())
+      pair = pairs.front();
+    else if (compiles.size() >= 2)
+      pair = {compiles[0], compiles[1]};
+    else
+      result.error = "The diff view needs two compiles; this trace has " +
+                     std::to_string(compiles.size()) + ".";
+  }
+  if (!pair) return result;
+  std::tie(result.compileA, result.compileB) = *pair;
+  try {
+    result.view = buildDiffView(source.reader(), pair->first, pair->second);
+  } catch (const std::exception& e) {
+    result.error = e.what();
+    return result;
+  }
+  result.left = source.buildScene(result.view->a, result.view->hashA);
+  result.right = source.buildScene(result.view->b, result.view->hashB);
+  return result;
 }
 
 } // namespace
 
 Viewer::Viewer(Fonts fonts) : fonts_(fonts) {}
+
+Viewer::~Viewer() = default;
 
 const CompileItem* Viewer::compile() const {
   return document_ ? document_->tree().findCompile(compileId_) : nullptr;
@@ -77,7 +120,11 @@ bool Viewer::open(const std::string& path) {
     openError_ = opened.error;
     return false;
   }
-  document_ = std::make_unique<TraceDocument>(std::move(opened), path, layoutOptionsFor(fonts_));
+  // The old document's jobs stop with it; the selection's and the diff's stop here.
+  selectionTicket_.renew();
+  diffTicket_.renew();
+  document_ =
+      std::make_unique<TraceDocument>(std::move(opened), path, layoutOptionsFor(fonts_), worker_);
   openError_.clear();
   if (rememberOpened) recentFiles_.add(path);
   sourceLines_ = SourceLines();
@@ -114,6 +161,7 @@ void Viewer::selectPass(int passIndex) {
   passIndex_ = passIndex;
   passStep_.reset();
   removedNodes_.clear();
+  selectionTicket_.renew(); // a pass step on its way is for the pass shown before
   const PassItem& p = c->passes[passIndex];
   if (!p.snapshotId) {
     canvas_.setScene(std::make_shared<SnapshotScene>(
@@ -122,29 +170,39 @@ void Viewer::selectPass(int passIndex) {
     return;
   }
   canvas_.setScene(document_->scene(*p.snapshotId));
-  stepDueInFrames_ = 2;
-  if (!keepSelected.empty() && canvas_.model() != nullptr) {
-    const int box = canvas_.model()->findByName(keepSelected);
-    if (box >= 0) canvas_.select(box);
-  }
+  if (!keepSelected.empty()) canvas_.selectByNameWhenShown(keepSelected);
+  requestPassStep();
 }
 
-void Viewer::computePassStep() {
+// What the pass changed needs the previous snapshot parsed and matched: posted after the
+// graph itself, so the worker, which runs jobs in order, shows the graph first.
+void Viewer::requestPassStep() {
   const CompileItem* c = compile();
   const PassItem* p = pass();
   if (c == nullptr || p == nullptr || !p->snapshotId) return;
-  for (int before = passIndex_ - 1; before >= 0; --before) {
-    if (!c->passes[before].snapshotId) continue;
-    auto previous = document_->model(*c->passes[before].snapshotId);
-    auto current = document_->model(*p->snapshotId);
-    if (previous && current) {
-      passStep_ = stepPass(*previous, *current);
-      canvas_.setMarks(marksOf(passStep_->after));
-      for (int box : passStep_->removed)
-        removedNodes_.push_back(previous->boxes()[box].title());
-    }
-    return;
-  }
+  int before = passIndex_ - 1;
+  while (before >= 0 && !c->passes[before].snapshotId)
+    --before;
+  if (before < 0) return;
+  document_->read(
+      selectionTicket_,
+      [previousId = *c->passes[before].snapshotId,
+       currentId = *p->snapshotId](TraceSource& source) {
+        PassStepResult result;
+        const auto previous = source.snapshot(previousId).model;
+        const auto current = source.snapshot(currentId).model;
+        if (previous == nullptr || current == nullptr) return result;
+        result.step = stepPass(*previous, *current);
+        for (int box : result.step->removed)
+          result.removed.push_back(previous->boxes()[box].title());
+        return result;
+      },
+      [this](PassStepResult&& result) {
+        if (!result.step) return;
+        passStep_ = std::move(result.step);
+        removedNodes_ = std::move(result.removed);
+        canvas_.setMarks(marksOf(passStep_->after));
+      });
 }
 
 Inspected Viewer::inspected() {
@@ -154,28 +212,44 @@ Inspected Viewer::inspected() {
 }
 
 void Viewer::showDiff(int64_t compileA, int64_t compileB) {
-  diff_ = DiffState();
-  diff_.compileA = compileA;
-  diff_.compileB = compileB;
   panel = PanelTab::Diff;
   panelChosen = true;
+  requestDiff(std::pair{compileA, compileB});
+}
+
+void Viewer::requestDiff(std::optional<std::pair<int64_t, int64_t>> compiles) {
+  diffTicket_.renew(); // a comparison on its way is for other compiles
+  diff_ = DiffState();
+  diff_.requested = true;
+  if (compiles) std::tie(diff_.compileA, diff_.compileB) = *compiles;
   if (!document_) return;
-  try {
-    diff_.view = buildDiffView(document_->reader(), compileA, compileB);
-  } catch (const std::exception& e) {
-    diff_.error = e.what();
-    return;
-  }
-  const DiffView& v = *diff_.view;
-  const auto& options = document_->layoutOptions();
-  diff_.left.setScene(
-      std::make_shared<SnapshotScene>(v.a, v.hashA, options, document_->layoutCache()));
-  diff_.right.setScene(
-      std::make_shared<SnapshotScene>(v.b, v.hashB, options, document_->layoutCache()));
-  diff_.left.setMarks(marksOf(v.statusA));
-  diff_.right.setMarks(marksOf(v.statusB));
-  // The top finding is the likeliest culprit: show it first.
-  focusFinding(0);
+  std::vector<int64_t> all;
+  for (const RunItem& run : document_->tree().runs)
+    for (const FrameItem& frame : run.frames)
+      for (const CompileItem& c : frame.compiles)
+        all.push_back(c.compileId);
+  diff_.pending = true;
+  document_->read(
+      diffTicket_,
+      [compiles, all](TraceSource& source) { return compareOnWorker(source, compiles, all); },
+      [this](DiffResult&& result) {
+        diff_.pending = false;
+        diff_.compileA = result.compileA;
+        diff_.compileB = result.compileB;
+        diff_.error = std::move(result.error);
+        if (!result.view) return;
+        diff_.view = std::move(result.view);
+        auto show = [this](GraphCanvas& canvas, const std::shared_ptr<SnapshotScene>& scene,
+                           const std::vector<DiffStatus>& statuses) {
+          scene->layOutOn(&worker_);
+          canvas.setScene(scene);
+          canvas.setMarks(marksOf(statuses));
+        };
+        show(diff_.left, result.left, diff_.view->statusA);
+        show(diff_.right, result.right, diff_.view->statusB);
+        // The top finding is the likeliest culprit: show it first.
+        focusFinding(0);
+      });
 }
 
 void Viewer::focusFinding(int finding) {
@@ -190,25 +264,6 @@ bool Viewer::selectInDiff(const std::string& name) {
   if (!diff_.view || !diff_.left.selectByName(name)) return false;
   diff_.right.select(diff_.view->match.aToB[diff_.left.selected()]);
   return true;
-}
-
-void Viewer::ensureDefaultDiff() {
-  if (panel != PanelTab::Diff || diff_.compileA >= 0 || !document_) return;
-  const auto pairs = diff::recompilePairs(document_->reader());
-  if (!pairs.empty()) {
-    showDiff(pairs.front().first, pairs.front().second);
-    return;
-  }
-  std::vector<int64_t> ids;
-  for (const RunItem& run : document_->tree().runs)
-    for (const FrameItem& frame : run.frames)
-      for (const CompileItem& c : frame.compiles)
-        ids.push_back(c.compileId);
-  if (ids.size() >= 2)
-    showDiff(ids[0], ids[1]);
-  else
-    diff_.error =
-        "The diff view needs two compiles; this trace has " + std::to_string(ids.size()) + ".";
 }
 
 std::string Viewer::applySelection(const Selection& selection) {
@@ -227,30 +282,47 @@ std::string Viewer::applySelection(const Selection& selection) {
       return "no pass '" + selection.pass + "' in compile " + std::to_string(compileId_);
     selectPass(found);
   }
+  finishPendingWork(); // the graph selected, laid out
   if (!selection.node.empty() && !canvas_.selectByName(selection.node))
     return "no node '%" + selection.node + "' in the selected snapshot";
+  finishPendingWork(); // the modules that hid the node, expanded
   return {};
 }
 
+// The shortcuts act on every press queued since the last frame, not on the keys down now.
 void Viewer::handleKeys() {
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && keyPressed(GLFW_KEY_F)) {
-    searchOpen_ = true;
-    focusSearch_ = true;
+  const bool typing = ImGui::GetIO().WantTextInput;
+  for (const KeyPress& press : keyPresses_.take()) {
+    const bool ctrl = (press.mods & GLFW_MOD_CONTROL) != 0;
+    if (ctrl) {
+      if (press.key == GLFW_KEY_F) searchOpen_ = focusSearch_ = true;
+      if (press.key == GLFW_KEY_O) openDialog_ = true;
+      if (press.key == GLFW_KEY_Q) quitRequested = true;
+      continue;
+    }
+    if (press.key == GLFW_KEY_ESCAPE) searchOpen_ = false;
+    if (typing) continue; // the key went to the search field or the open dialog
+    const bool inDiff = diffShown();
+    for (GraphCanvas* c : inDiff ? std::vector{&diff_.left, &diff_.right} : std::vector{&canvas_})
+      switch (press.key) {
+      case GLFW_KEY_F:
+      case GLFW_KEY_HOME:
+        c->requestFit();
+        break;
+      case GLFW_KEY_EQUAL:
+      case GLFW_KEY_KP_ADD:
+        c->camera().key(CameraKey::ZoomIn);
+        break;
+      case GLFW_KEY_MINUS:
+      case GLFW_KEY_KP_SUBTRACT:
+        c->camera().key(CameraKey::ZoomOut);
+        break;
+      default:
+        break;
+      }
+    if (!inDiff && press.key == GLFW_KEY_LEFT) selectPass(passIndex_ - 1);
+    if (!inDiff && press.key == GLFW_KEY_RIGHT) selectPass(passIndex_ + 1);
   }
-  if (io.WantTextInput) return;
-  const bool inDiff = diffShown();
-  std::vector<GraphCanvas*> canvases =
-      inDiff ? std::vector{&diff_.left, &diff_.right} : std::vector{&canvas_};
-  for (GraphCanvas* c : canvases) {
-    if ((!io.KeyCtrl && keyPressed(GLFW_KEY_F)) || keyPressed(GLFW_KEY_HOME)) c->requestFit();
-    if (keyPressed(GLFW_KEY_EQUAL) || keyPressed(GLFW_KEY_KP_ADD))
-      c->camera().key(CameraKey::ZoomIn);
-    if (keyPressed(GLFW_KEY_MINUS) || keyPressed(GLFW_KEY_KP_SUBTRACT))
-      c->camera().key(CameraKey::ZoomOut);
-  }
-  if (!inDiff && keyPressed(GLFW_KEY_LEFT)) selectPass(passIndex_ - 1);
-  if (!inDiff && keyPressed(GLFW_KEY_RIGHT)) selectPass(passIndex_ + 1);
 }
 
 void Viewer::drawMenuBar() {
@@ -285,9 +357,6 @@ void Viewer::drawMenuBar() {
   }
   ImGui::EndMenuBar();
 
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && keyPressed(GLFW_KEY_O)) openDialog_ = true;
-  if (io.KeyCtrl && keyPressed(GLFW_KEY_Q)) quitRequested = true;
   if (openDialog_) {
     ImGui::OpenPopup("Open trace");
     openDialog_ = false;
@@ -334,13 +403,13 @@ void Viewer::drawSearchBar() {
   else
     ImGui::Text("%d of %zu", canvas_.search().position() + 1, results.size());
   ImGui::SameLine();
-  if (ImGui::SmallButton("x") || (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))))
-    searchOpen_ = false;
+  if (ImGui::SmallButton("x")) searchOpen_ = false; // Escape too (handleKeys)
 }
 
 void Viewer::drawCentre(float height) {
-  ensureDefaultDiff();
-  if (panel == PanelTab::Diff && (diff_.view || !diff_.error.empty())) {
+  // The default pair is chosen once per document, the first time the tab shows.
+  if (panel == PanelTab::Diff && !diff_.requested && document_) requestDiff(std::nullopt);
+  if (panel == PanelTab::Diff && (diff_.pending || diff_.view || !diff_.error.empty())) {
     drawDiffCanvases(*this, height);
     return;
   }
@@ -351,9 +420,7 @@ void Viewer::drawCentre(float height) {
 }
 
 void Viewer::drawFrame() {
-  // What a pass changed needs the previous snapshot parsed and matched: it comes a frame after
-  // the graph itself, so a large trace shows its graph first.
-  if (stepDueInFrames_ > 0 && --stepDueInFrames_ == 0) computePassStep();
+  worker_.applyFinished();
   handleKeys();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);

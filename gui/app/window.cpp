@@ -22,13 +22,27 @@ std::string glfwProblem() {
   return description != nullptr ? description : "unknown GLFW error";
 }
 
-void onDrop(GLFWwindow* window, int count, const char** paths) {
-  auto* self = static_cast<std::vector<std::string>*>(glfwGetWindowUserPointer(window));
+} // namespace
+
+void Window::onDrop(GLFWwindow* window, int count, const char** paths) {
+  auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window));
   for (int i = 0; i < count; ++i)
-    self->emplace_back(paths[i]);
+    self->dropped_.emplace_back(paths[i]);
 }
 
-} // namespace
+// Chained in front of ImGui's own key callback (installed by ImGui_ImplGlfw_InitForOpenGL).
+void Window::onKey(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window));
+  if (action != GLFW_RELEASE && self->keyPresses_ != nullptr) self->keyPresses_->push({key, mods});
+  if (action == GLFW_PRESS) {
+    self->downThisFrame_.insert(key);
+    std::erase_if(self->heldReleases_, [key](const HeldRelease& r) { return r.key == key; });
+  } else if (action == GLFW_RELEASE && self->downThisFrame_.contains(key)) {
+    self->heldReleases_.push_back({key, scancode, mods});
+    return;
+  }
+  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+}
 
 Window::Window(int width, int height, const std::string& title) {
   if (glfwInit() == GLFW_FALSE)
@@ -45,13 +59,14 @@ Window::Window(int width, int height, const std::string& title) {
   }
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(1);
-  glfwSetWindowUserPointer(window_, &dropped_);
+  glfwSetWindowUserPointer(window_, this);
   glfwSetDropCallback(window_, onDrop);
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr; // the layout is fixed; nothing to remember
   ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  glfwSetKeyCallback(window_, onKey);
   ImGui_ImplOpenGL3_Init("#version 330");
 }
 
@@ -64,7 +79,19 @@ Window::~Window() {
 }
 
 bool Window::beginFrame() {
-  glfwPollEvents();
+  for (const HeldRelease& r : std::exchange(heldReleases_, {}))
+    ImGui_ImplGlfw_KeyCallback(window_, r.key, r.scancode, GLFW_RELEASE, r.mods);
+  downThisFrame_.clear();
+  const double start = glfwGetTime();
+  const double due = lastFrameStart_ + 1 / kIdleFramesPerSecond;
+  if (due > start)
+    glfwWaitEventsTimeout(due - start);
+  else
+    glfwPollEvents();
+  while (glfwGetWindowAttrib(window_, GLFW_ICONIFIED) != 0 && !glfwWindowShouldClose(window_))
+    glfwWaitEvents(); // nothing is visible to draw
+  lastFrameStart_ = glfwGetTime();
+  lastWaitMs_ = (lastFrameStart_ - start) * 1000;
   if (glfwWindowShouldClose(window_)) return false;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();

@@ -57,6 +57,7 @@ public:
                 std::shared_ptr<LayoutCache> cache = nullptr, std::string snapshotHash = {});
 
   const GraphModel& model() const { return *model_; }
+  const std::shared_ptr<const GraphModel>& sharedModel() const { return model_; }
   const ModuleTree& tree() const { return tree_; }
 
   // Throws Error("layout") when Graphviz fails.

@@ -136,4 +136,17 @@ std::vector<SourceSpan> highlightCpp(std::string_view s) {
   return spans.take();
 }
 
+HighlightedKernel highlightKernel(std::string_view source) {
+  constexpr std::string_view kGuard = "#ifndef LOUPE_KERNEL_PRELUDE\n", kEnd = "\n#endif\n";
+  HighlightedKernel k;
+  const size_t end = source.find(kEnd);
+  if (source.starts_with(kGuard) && end != std::string_view::npos) {
+    k.preludeEnd = end + kEnd.size();
+    k.bodyStart = std::min(source.find_first_not_of('\n', k.preludeEnd), source.size());
+  }
+  k.prelude = highlightCpp(source.substr(0, k.preludeEnd));
+  k.body = highlightCpp(source.substr(k.bodyStart));
+  return k;
+}
+
 } // namespace loupe::view

@@ -19,4 +19,15 @@ struct SourceSpan {
 
 std::vector<SourceSpan> highlightCpp(std::string_view source);
 
+// A generated kernel's source split into the guarded prelude every generated kernel shares
+// (compiler/codegen/cpu) and the kernel's own code after it, each coloured once when the
+// compile's details are read, so the panel draws it every frame without lexing it again.
+struct HighlightedKernel {
+  size_t preludeEnd = 0;                 // source[0, preludeEnd) is the prelude; 0: there is none
+  size_t bodyStart = 0;                  // source[bodyStart, end) is the kernel's own code
+  std::vector<SourceSpan> prelude, body; // offsets relative to the start of each part
+};
+
+HighlightedKernel highlightKernel(std::string_view source);
+
 } // namespace loupe::view

@@ -1,5 +1,7 @@
 // The viewer driven the way a user drives it (clicks, drags, the wheel, keys), with ImGui
-// running headless: no window and no GL, so these run anywhere.
+// running headless: no window and no GL, so these run anywhere. Most tests let the
+// background worker finish before each frame, as --screenshot does; the threading tests hold
+// the worker back to see what a frame shows while a result is on its way.
 #include <gtest/gtest.h>
 
 #include <GLFW/glfw3.h>
@@ -7,12 +9,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <unistd.h>
 
 #include "gui/app/style.h"
 #include "gui/app/viewer.h"
+#include "gui/tools/graph_generator.h"
 #include "inspector/trace/trace_writer.h"
 
 namespace loupe::view {
@@ -25,31 +29,65 @@ std::string sampleGraph() {
   return text.str();
 }
 
-// A trace of one compile of samples/mlp.lir with three passes; cse made a decision about %g,
-// which the node inspector lists once %g is selected.
-std::string writeTrace(const std::filesystem::path& path) {
+// A trace of `compiles` compiles of samples/mlp.lir with three passes each; in each, cse made a
+// decision about %g, which the node inspector lists once %g is selected.
+std::string writeTrace(const std::filesystem::path& path, int compiles = 1) {
   const std::string lir = sampleGraph();
   TraceWriter writer(path.string());
   const int64_t run = writer.beginRun({.command = "viewer_test"});
-  const int64_t compile = writer.beginCompile(run, {.compile_key = "0/0", .frame_name = "mlp"});
-  int ordinal = 0;
-  for (const char* name : {"shape-propagation", "cse", "dce"}) {
-    PassRecord pass; // field by field: g++ 12 -O2 warns wrongly on the designated initializer
-    pass.info.name = name;
-    pass.info.ordinal = ordinal++;
-    pass.snapshot = SnapshotRecord{.lir = lir};
-    const int64_t passId = writer.recordPass(compile, pass);
-    if (pass.info.name == "cse")
-      writer.recordDecision(passId, {.ordinal = 1,
-                                     .kind = "merge",
-                                     .description = "%g duplicates %h",
-                                     .nodes = {"g", "h"},
-                                     .rule_file = "passes/cse.cpp",
-                                     .rule_line = 45});
+  for (int c = 0; c < compiles; ++c) {
+    const int64_t compile =
+        writer.beginCompile(run, {.compile_key = "0/" + std::to_string(c), .frame_name = "mlp"});
+    int ordinal = 0;
+    for (const char* name : {"shape-propagation", "cse", "dce"}) {
+      PassRecord pass; // field by field: g++ 12 -O2 warns wrongly on the designated initializer
+      pass.info.name = name;
+      pass.info.ordinal = ordinal++;
+      pass.snapshot = SnapshotRecord{.lir = lir};
+      const int64_t passId = writer.recordPass(compile, pass);
+      if (pass.info.name == "cse")
+        writer.recordDecision(passId, {.ordinal = 1,
+                                       .kind = "merge",
+                                       .description = "%g duplicates %h",
+                                       .nodes = {"g", "h"},
+                                       .rule_file = "passes/cse.cpp",
+                                       .rule_line = 45});
+    }
+    writer.finishCompile(compile, {.wall_ms = 1});
   }
+  return path.string();
+}
+
+// A trace of one compile of a generated graph, with different snapshots along its six passes
+// (graph_generator.h); from 400 nodes it opens with its modules collapsed.
+std::string writeGeneratedTrace(const std::filesystem::path& path, int nodes) {
+  TraceWriter writer(path.string());
+  const int64_t compile = writer.beginCompile(writer.beginRun({}), {.compile_key = "0/0"});
+  for (const PassRecord& pass : generatedPasses(nodes))
+    writer.recordPass(compile, pass);
   writer.finishCompile(compile, {.wall_ms = 1});
   return path.string();
 }
+
+// Holds the viewer's worker: jobs posted after it wait until release().
+class WorkerHold {
+public:
+  explicit WorkerHold(BackgroundWorker& worker) {
+    worker.post(
+        ticket_, [opened = opened_] { return opened.wait(), 0; }, [](int) {});
+  }
+  ~WorkerHold() { release(); }
+  void release() {
+    if (!released_) open_.set_value();
+    released_ = true;
+  }
+
+private:
+  JobTicket ticket_;
+  std::promise<void> open_;
+  std::shared_future<void> opened_ = open_.get_future().share();
+  bool released_ = false;
+};
 
 class ViewerTest : public ::testing::Test {
 protected:
@@ -76,20 +114,26 @@ protected:
     std::filesystem::remove_all(dir_);
   }
 
+  // One frame, as the main loop runs it: whatever the worker has not finished stays pending.
+  void frame() {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DeltaTime = 1.0f / 60;
+    ImGui::NewFrame();
+    viewer_->drawFrame();
+    ImGui::Render();
+    io.MouseWheel = 0;
+  }
+  // Frames after the worker finished what the last one asked for (as --screenshot runs them).
   void frames(int n) {
     for (int i = 0; i < n; ++i) {
-      ImGuiIO& io = ImGui::GetIO();
-      io.DeltaTime = 1.0f / 60;
-      ImGui::NewFrame();
-      viewer_->drawFrame();
-      ImGui::Render();
-      io.MouseWheel = 0;
-      std::fill(std::begin(io.KeysDown), std::end(io.KeysDown), false);
+      viewer_->finishPendingWork();
+      frame();
     }
   }
-  // Down for a frame, then up for one: ImGui sees a press only after a frame without it.
-  void pressKey(int glfwKey) {
-    ImGui::GetIO().KeysDown[glfwKey] = true;
+  // Pressed and released before the next frame, as the window's key callback queues it: ImGui
+  // never sees the key down.
+  void pressKey(int glfwKey, int mods = 0) {
+    viewer_->keyPresses().push({glfwKey, mods});
     frames(2);
   }
   // Where box's centre is on screen now.
@@ -209,6 +253,138 @@ TEST_F(ViewerTest, OpenedTracesAreRememberedMostRecentFirst) {
   ASSERT_GE(reread.paths().size(), 2u);
   EXPECT_EQ(reread.paths()[0], other);
   EXPECT_EQ(reread.paths()[1], trace_);
+}
+
+TEST_F(ViewerTest, AKeyTappedBetweenTwoFramesStillActs) {
+  Camera& camera = viewer_->canvas().camera();
+  camera.zoomAt(camera.viewport().center(), 3);
+  viewer_->keyPresses().push({GLFW_KEY_F, 0}); // down and up again before the frame
+  frame();
+  frame(); // the fit applies at the canvas's next draw
+  EXPECT_FALSE(ImGui::GetIO().KeysDown[GLFW_KEY_F]);
+  EXPECT_TRUE(camera.visibleRect().contains(viewer_->canvas().scene()->scene().bounds));
+
+  viewer_->keyPresses().push({GLFW_KEY_LEFT, 0});
+  viewer_->keyPresses().push({GLFW_KEY_LEFT, 0}); // two taps within one frame: two steps
+  frame();
+  EXPECT_EQ(viewer_->pass()->info.name, "shape-propagation");
+}
+
+TEST_F(ViewerTest, CtrlFOpensTheSearchAndKeysThenGoToIt) {
+  pressKey(GLFW_KEY_F, GLFW_MOD_CONTROL);
+  ImGui::GetIO().AddInputCharacter('h');
+  frames(2);
+  EXPECT_TRUE(ImGui::GetIO().WantTextInput);
+  pressKey(GLFW_KEY_LEFT); // moves the text cursor, not the pass
+  EXPECT_EQ(viewer_->pass()->info.name, "dce");
+}
+
+TEST_F(ViewerTest, TheFrameDoesNotWaitForAGraphBeingLaidOut) {
+  ASSERT_TRUE(viewer_->open(writeGeneratedTrace(dir_ / "generated.db", 100)));
+  frames(2);
+  WorkerHold hold(viewer_->worker());
+  viewer_->selectPass(3); // pointwise-fusion: a snapshot not loaded yet
+  frame();                // returns although the graph is not there
+  ASSERT_NE(viewer_->canvas().scene(), nullptr);
+  EXPECT_TRUE(viewer_->canvas().scene()->loading());
+  EXPECT_EQ(viewer_->canvas().model(), nullptr);
+  EXPECT_TRUE(viewer_->workPending());
+  hold.release();
+  frames(1);
+  ASSERT_NE(viewer_->canvas().model(), nullptr);
+  EXPECT_FALSE(viewer_->canvas().model()->groups().empty()) << "the fused snapshot";
+  EXPECT_TRUE(viewer_->passStep().has_value()) << "what the pass changed follows the graph";
+}
+
+TEST_F(ViewerTest, AResultForAnOlderSelectionIsNotApplied) {
+  ASSERT_TRUE(viewer_->open(writeGeneratedTrace(dir_ / "generated.db", 100)));
+  frames(2);
+  const BackgroundWorker::Counts before = viewer_->worker().counts();
+  WorkerHold hold(viewer_->worker());
+  viewer_->selectPass(3); // pointwise-fusion: its graph and its step are posted...
+  frame();
+  viewer_->selectPass(2); // ...and the user moves on to cse before they are done
+  frame();
+  hold.release();
+  frames(2);
+  EXPECT_EQ(viewer_->pass()->info.name, "cse");
+  ASSERT_NE(viewer_->canvas().model(), nullptr);
+  EXPECT_TRUE(viewer_->canvas().model()->groups().empty()) << "cse's graph, not the fused one";
+  ASSERT_TRUE(viewer_->passStep().has_value());
+  EXPECT_FALSE(viewer_->passStep()->changed()) << "cse's step (nothing changed), not fusion's";
+  EXPECT_GE(viewer_->worker().counts().skipped - before.skipped, 2)
+      << "the fused graph and its step were never built";
+}
+
+TEST_F(ViewerTest, ExpandingAModuleShowsTheOldLayoutUntilTheNewOneArrives) {
+  ASSERT_TRUE(viewer_->open(writeGeneratedTrace(dir_ / "generated.db", 400)));
+  frames(2);
+  SnapshotScene& scene = *viewer_->canvas().scene();
+  int collapsed = -1;
+  for (const SceneItem& item : scene.scene().items)
+    if (item.item.kind == VisibleItem::Kind::Module) collapsed = item.item.index;
+  ASSERT_GE(collapsed, 0) << "a 400-node graph opens with modules collapsed";
+  const size_t itemsBefore = scene.scene().items.size();
+  WorkerHold hold(viewer_->worker());
+  scene.toggleModule(collapsed);
+  frame();
+  EXPECT_TRUE(scene.relayoutPending());
+  EXPECT_EQ(scene.scene().items.size(), itemsBefore) << "the old layout is still drawn";
+  hold.release();
+  frames(1);
+  EXPECT_FALSE(scene.relayoutPending());
+  EXPECT_GT(scene.scene().items.size(), itemsBefore) << "the expanded module's boxes";
+}
+
+TEST_F(ViewerTest, TheDiffViewIsComputedOnTheWorker) {
+  ASSERT_TRUE(viewer_->open(writeTrace(dir_ / "two.db", 2)));
+  frames(1);
+  WorkerHold hold(viewer_->worker());
+  viewer_->showDiff(1, 2);
+  frame();
+  EXPECT_TRUE(viewer_->diff().pending);
+  EXPECT_FALSE(viewer_->diff().view.has_value());
+  viewer_->showDiff(2, 1); // chosen again before the first comparison is done
+  frame();
+  hold.release();
+  frames(2);
+  EXPECT_FALSE(viewer_->diff().pending);
+  ASSERT_TRUE(viewer_->diff().view.has_value()) << viewer_->diff().error;
+  EXPECT_EQ(viewer_->diff().compileA, 2);
+  EXPECT_EQ(viewer_->diff().compileB, 1);
+  EXPECT_NE(viewer_->diff().left.model(), nullptr);
+  EXPECT_NE(viewer_->diff().right.model(), nullptr);
+}
+
+TEST_F(ViewerTest, TheDefaultDiffIsChosenOncePerTrace) {
+  viewer_->panel = PanelTab::Diff;
+  viewer_->panelChosen = true;
+  frames(3);
+  EXPECT_NE(viewer_->diff().error.find("needs two compiles"), std::string::npos)
+      << viewer_->diff().error;
+  const int posted = viewer_->worker().counts().posted;
+  frames(5);
+  EXPECT_EQ(viewer_->worker().counts().posted, posted) << "no query per frame";
+}
+
+TEST_F(ViewerTest, ATraceClosedWhileItsJobsWaitGetsNoneOfTheirResults) {
+  ASSERT_TRUE(viewer_->open(writeTrace(dir_ / "two.db", 2)));
+  frames(2);
+  const BackgroundWorker::Counts before = viewer_->worker().counts();
+  {
+    WorkerHold hold(viewer_->worker());
+    viewer_->selectCompile(2);
+    viewer_->panel = PanelTab::Kernels;
+    viewer_->panelChosen = true;
+    frame(); // the tab bar selects the tab...
+    frame(); // ...and the kernels panel asks for compile 2's details...
+    ASSERT_TRUE(viewer_->open(writeTrace(dir_ / "other.db"))); // ...then another trace opens
+  }
+  frames(2);
+  EXPECT_EQ(viewer_->document()->path(), (dir_ / "other.db").string());
+  EXPECT_EQ(viewer_->worker().counts().skipped - before.skipped, 2)
+      << "the closed trace's details and its pass step";
+  EXPECT_NE(viewer_->document()->details(1), nullptr) << "the open trace's";
 }
 
 } // namespace

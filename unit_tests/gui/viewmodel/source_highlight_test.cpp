@@ -62,5 +62,23 @@ TEST(SourceHighlight, EmptyAndBinaryTextNeverFail) {
   EXPECT_EQ(covered, junk.size());
 }
 
+TEST(SourceHighlight, AKernelIsSplitAtItsSharedPreludeAndColouredOnce) {
+  const std::string prelude =
+      "#ifndef LOUPE_KERNEL_PRELUDE\n#define LOUPE_KERNEL_PRELUDE\n#endif\n";
+  const std::string body = "void k0(float* a) { a[0] = 1; }\n";
+  const std::string source = prelude + "\n\n" + body;
+  const HighlightedKernel k = highlightKernel(source);
+  EXPECT_EQ(source.substr(0, k.preludeEnd), prelude);
+  EXPECT_EQ(source.substr(k.bodyStart), body) << "the blank lines between are dropped";
+  EXPECT_EQ(k.prelude, highlightCpp(prelude));
+  EXPECT_EQ(k.body, highlightCpp(body));
+
+  const HighlightedKernel plain = highlightKernel(body);
+  EXPECT_EQ(plain.preludeEnd, 0u);
+  EXPECT_EQ(plain.bodyStart, 0u);
+  EXPECT_TRUE(plain.prelude.empty());
+  EXPECT_EQ(plain.body, highlightCpp(body));
+}
+
 } // namespace
 } // namespace loupe::view

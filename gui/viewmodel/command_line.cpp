@@ -1,4 +1,4 @@
-#include "gui/app/command_line.h"
+#include "gui/viewmodel/command_line.h"
 
 #include <charconv>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "gui/app/recent_files.h"
+#include "gui/viewmodel/recent_files.h"
 
 #include <algorithm>
 #include <cstdlib>

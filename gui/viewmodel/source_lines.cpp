@@ -1,4 +1,4 @@
-#include "gui/app/source_lines.h"
+#include "gui/viewmodel/source_lines.h"
 
 #include <filesystem>
 #include <fstream>
