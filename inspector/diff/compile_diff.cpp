@@ -115,9 +115,12 @@ DiffReport aroundPass(const CompileRef& ref, const std::string& passName) {
 DiffReport diffCompiles(const CompileRef& a, const CompileRef& b, const DiffOptions& options) {
   if (!options.aroundPass.empty()) return aroundPass(a, options.aroundPass);
   LoadedCompile A = loadCompile(a), B = loadCompile(b);
-  DiffReport report{
-      a,     b, describeCompile(*a.trace, a.compileId), describeCompile(*b.trace, b.compileId),
-      false, {}};
+  DiffReport report{a,
+                    b,
+                    describeCompile(*a.trace, a.compileId, *b.trace, b.compileId),
+                    describeCompile(*b.trace, b.compileId, *a.trace, a.compileId),
+                    false,
+                    {}};
   PipelineWalk walk = walkPipelines(A, B);
   DiffInputs in{A,
                 B,
