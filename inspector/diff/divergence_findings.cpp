@@ -61,6 +61,13 @@ Finding partingFinding(const LoadedCompile& A, const LoadedCompile& B, size_t at
                          failed.row.info.error_message.value_or("no error recorded"));
 }
 
+bool hasSymbolicInput(const Graph& graph) {
+  for (const auto& input : graph.inputs())
+    for (const SymExpr& d : dimsOf(input.get()))
+      if (!d.isConstant()) return true;
+  return false;
+}
+
 } // namespace
 
 void detectFirstDivergentPass(const DiffInputs& in, std::vector<Finding>& findings) {
@@ -97,6 +104,21 @@ void detectUnmatchedNodes(const DiffInputs& in, std::vector<Finding>& findings) 
     if (!a->hasBody()) add(a, true);
   for (const Node* b : at.cmp.matching.onlyInB)
     if (!b->hasBody()) add(b, false);
+}
+
+// One note for a re-trace: the graphs differ in views only, which change nothing computed, so
+// the nodes are listed here rather than as unmatched_node findings.
+void detectRetracedViews(const DiffInputs& in, std::vector<Finding>& findings) {
+  if (!in.viewsOnly) return;
+  const PassComparison& at = *in.viewsOnly;
+  std::optional<FindingSource> source;
+  std::vector<FindingNode> nodes = differingNodes(at.cmp, source);
+  bool dynamic = hasSymbolicInput(*at.a) != hasSymbolicInput(*at.b);
+  findings.push_back(makeFinding(
+      FindingKind::RetracedViews, at.pass, nodes, std::nullopt,
+      std::string(dynamic ? "re-traced with dynamic shapes; " : "re-traced; ") +
+          "view-only differences after pass " + at.pass + ": " + divergenceSummary(at.cmp) +
+          " (aliases, identity views and transposes: nothing computed changes)"));
 }
 
 } // namespace loupe::diff

@@ -1,6 +1,10 @@
 // Comparing two graphs up to shapes (graph_comparison.h).
 #include "inspector/diff/graph_comparison.h"
 
+#include <algorithm>
+#include <set>
+#include <string_view>
+
 #include "compiler/ir/error.h"
 
 namespace loupe::diff {
@@ -35,6 +39,33 @@ std::string pairDifference(const GraphComparison& cmp, const Node* a, const Node
 }
 
 } // namespace
+
+bool isViewOnly(const Node* node) {
+  // Ops that are the identity when the result has the operand's shape (always, for aliases).
+  static const std::set<std::string, std::less<>> kIdentities = {
+      "aten.alias",       "aten.detach",       "aten.clone",  "aten.view",
+      "aten.reshape",     "aten._unsafe_view", "aten.expand", "aten.slice.Tensor",
+      "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze"};
+  // Ops that only reorder dims.
+  static const std::set<std::string, std::less<>> kTransposes = {"aten.permute",
+                                                                 "aten.transpose.int", "aten.t"};
+  if (node->hasBody() || node->numResults() != 1 || node->numOperands() < 1 ||
+      node->operand(0) == nullptr || !node->result(0)->type().isTensor() ||
+      !node->operand(0)->type().isTensor())
+    return false;
+  const std::string& op = node->op();
+  std::vector<SymExpr> in = dimsOf(node->operand(0)), out = dimsOf(node->result(0));
+  if (kIdentities.count(op)) return in == out;
+  if (kTransposes.count(op))
+    return std::is_permutation(in.begin(), in.end(), out.begin(), out.end());
+  return false;
+}
+
+bool GraphComparison::viewsOnly() const {
+  if (same() || !inputsProblem.empty() || !differing.empty()) return false;
+  return std::all_of(matching.onlyInA.begin(), matching.onlyInA.end(), isViewOnly) &&
+         std::all_of(matching.onlyInB.begin(), matching.onlyInB.end(), isViewOnly);
+}
 
 GraphComparison compareGraphs(const Graph& a, const Graph& b,
                               const std::vector<std::string>& names) {

@@ -32,7 +32,16 @@ struct GraphComparison {
     return inputsProblem.empty() && matching.onlyInA.empty() && matching.onlyInB.empty() &&
            differing.empty();
   }
+  // Not the same, but only because one graph has views the other does not (isViewOnly):
+  // a re-trace of the same computation, e.g. static then dynamic shapes.
+  bool viewsOnly() const;
 };
+
+// A node that changes nothing computed: an alias or detach, a clone, a view, reshape, slice,
+// expand or squeeze whose result has its operand's shape exactly (an identity), or a
+// permutation of its operand's dims (a transpose the other graph folded elsewhere). A reshape
+// to another shape is never view-only, so a hard-coded reshape still counts.
+bool isViewOnly(const Node* node);
 
 // `names` are the input names for DimAbstraction (empty: its defaults).
 GraphComparison compareGraphs(const Graph& a, const Graph& b,

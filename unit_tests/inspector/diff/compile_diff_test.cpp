@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/parser.h"
 #include "inspector/diff/compile_diff.h"
 #include "inspector/diff/finding_kinds.h"
+#include "inspector/diff/graph_comparison.h"
 #include "inspector/trace/trace_reader.h"
 #include "inspector/trace/trace_writer.h"
 
@@ -188,6 +190,93 @@ TEST(CompileDiff, HardcodedViewIsTheTopFinding) {
   EXPECT_EQ(std::count_if(report.findings.begin(), report.findings.end(),
                           [](const Finding& f) { return f.kind == "hardcoded_dim"; }),
             1);
+}
+
+// One projection traced at a static batch and re-traced with a dynamic one: the full slice
+// `x[:, 0:]` is an alias in the first and a slice in the second, and the first also returns the
+// transposed weight (the partitioner saved it for the backward). `reshapeTo`, when not empty,
+// adds a reshape of the result to that shape in the dynamic compile only.
+std::string projection(const std::string& B, bool staticTrace, const std::string& reshapeTo = "") {
+  std::string text = "graph @g(%x: f32[" + B + ",64], %w: f32[64,64]) -> (f32[" + B + ",64]" +
+                     (staticTrace ? ", f32[64,64]" : "") + ") {\n";
+  text += staticTrace ? "  %v = aten.alias(%x) : f32[" + B + ",64]  loc(\"model.py\":60 \"attn\")\n"
+                      : "  %v = aten.slice.Tensor(%x) {dim=1, start=0, end=9223372036854775807, "
+                        "step=1} : f32[" +
+                            B + ",64]  loc(\"model.py\":60 \"attn\")\n";
+  text += "  %wt = aten.t(%w) : f32[64,64]  loc(\"model.py\":61 \"attn.proj\")\n"
+          "  %h = aten.mm(%v, %wt) : f32[" +
+          B + ",64]  loc(\"model.py\":61 \"attn.proj\")\n";
+  std::string result = "%h";
+  if (!reshapeTo.empty()) {
+    text += "  %rs = aten.reshape(%h) {shape=" + reshapeTo + "} : f32" + reshapeTo +
+            "  loc(\"model.py\":62 \"attn\")\n";
+    result = "%rs";
+  }
+  text += "  %r = aten.relu(" + result + ") : f32[" + B + ",64]  loc(\"model.py\":63 \"attn\")\n";
+  return text + "  return %r" + (staticTrace ? ", %wt" : "") + "\n}\n";
+}
+
+TEST(CompileDiff, ViewOnlyDifferencesOfARetraceAreOneNote) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, projection("2", true), projection("s0", false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  const Finding& note = report.findings.front();
+  EXPECT_EQ(note.kind, "retraced_views");
+  EXPECT_EQ(note.severity, Severity::Note);
+  EXPECT_NE(note.message.find("dynamic shapes"), std::string::npos) << note.message;
+  EXPECT_NE(note.message.find("aten.alias"), std::string::npos) << note.message;
+  EXPECT_NE(note.message.find("aten.slice.Tensor"), std::string::npos) << note.message;
+  EXPECT_FALSE(differs(report.findings));
+}
+
+TEST(CompileDiff, ATransposeSavedInOneCompileOnlyIsViewOnly) {
+  // The static compile computes the transpose for its extra output only; the dynamic one has
+  // no such node at all.
+  std::string withSaved = "graph @g(%x: f32[2,64], %w: f32[64,32]) -> (f32[2,32], f32[32,64]) {\n"
+                          "  %h = aten.mm(%x, %w) : f32[2,32]  loc(\"model.py\":61 \"proj\")\n"
+                          "  %wt = aten.t(%w) : f32[32,64]  loc(\"model.py\":61 \"proj\")\n"
+                          "  return %h, %wt\n}\n";
+  std::string without = "graph @g(%x: f32[s0,64], %w: f32[64,32]) -> (f32[s0,32]) {\n"
+                        "  %h = aten.mm(%x, %w) : f32[s0,32]  loc(\"model.py\":61 \"proj\")\n"
+                        "  return %h\n}\n";
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, withSaved, without);
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+}
+
+TEST(CompileDiff, AReshapeToAnotherShapeIsNotViewOnly) {
+  // A reshape to a hard-coded [2,64] in the dynamic compile only: not an identity, so the
+  // compiles differ.
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, projection("2", true), projection("s0", false, "[2,64]"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+  auto unmatched =
+      std::find_if(report.findings.begin(), report.findings.end(), [](const Finding& f) {
+        return f.kind == "unmatched_node" && f.message.find("aten.reshape") != std::string::npos;
+      });
+  EXPECT_NE(unmatched, report.findings.end());
+  EXPECT_EQ(unmatched->severity, Severity::Warning);
+}
+
+TEST(CompileDiff, ViewOnlyNodes) {
+  // Identity shapes and permutations only; a symbolic dim is not its static value.
+  auto graph = [](const std::string& body) {
+    return parseModule("graph @g(%x: f32[s0,64]) -> (f32[s0,64]) {\n" + body + "  return %x\n}\n");
+  };
+  auto viewOnly = [&](const std::string& line) {
+    auto graphs = graph(line);
+    return isViewOnly(graphs.front()->nodes().front());
+  };
+  EXPECT_TRUE(viewOnly("  %a = aten.alias(%x) : f32[s0,64]\n"));
+  EXPECT_TRUE(viewOnly("  %a = aten.view(%x) {size=[s0,64]} : f32[s0,64]\n"));
+  EXPECT_TRUE(viewOnly("  %a = aten.permute(%x) {dims=[1,0]} : f32[64,s0]\n"));
+  EXPECT_FALSE(viewOnly("  %a = aten.view(%x) {size=[2,64]} : f32[2,64]\n"));
+  EXPECT_FALSE(viewOnly("  %a = aten.reshape(%x) {shape=[64,s0]} : f32[64,s0]\n"));
+  EXPECT_FALSE(viewOnly("  %a = aten.relu(%x) : f32[s0,64]\n"));
 }
 
 TEST(CompileDiff, InputNamesComeFromTheSignature) {
