@@ -64,11 +64,15 @@ PipelineWalk walkPipelines(const LoadedCompile& A, const LoadedCompile& B) {
     // Graphs that differ only in views compute the same: the walk goes on to find where
     // the computation itself differs.
     const PassComparison& now = *walk.last();
-    if (now.cmp.viewsOnly()) {
-      if (!walk.viewsOnly) walk.viewsOnly = now;
-    } else if (!now.cmp.same()) {
+    if (now.cmp.same()) continue;
+    std::optional<ViewDifference> views = viewDifference(*pa.graph, *pb.graph, names);
+    if (!views) {
       walk.diverged = true;
       break;
+    }
+    if (!walk.viewsOnly) {
+      walk.viewsOnly = now;
+      walk.viewsOnly->views = std::move(views);
     }
   }
   return walk;

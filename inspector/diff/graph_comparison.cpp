@@ -2,8 +2,10 @@
 #include "inspector/diff/graph_comparison.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "compiler/ir/error.h"
 
@@ -40,31 +42,74 @@ std::string pairDifference(const GraphComparison& cmp, const Node* a, const Node
 
 } // namespace
 
-bool isViewOnly(const Node* node) {
-  // Ops that are the identity when the result has the operand's shape (always, for aliases).
+bool isIdentityView(const Node* node) {
   static const std::set<std::string, std::less<>> kIdentities = {
       "aten.alias",       "aten.detach",       "aten.clone",  "aten.view",
       "aten.reshape",     "aten._unsafe_view", "aten.expand", "aten.slice.Tensor",
       "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze"};
-  // Ops that only reorder dims.
-  static const std::set<std::string, std::less<>> kTransposes = {"aten.permute",
-                                                                 "aten.transpose.int", "aten.t"};
-  if (node->hasBody() || node->numResults() != 1 || node->numOperands() < 1 ||
-      node->operand(0) == nullptr || !node->result(0)->type().isTensor() ||
-      !node->operand(0)->type().isTensor())
-    return false;
-  const std::string& op = node->op();
-  std::vector<SymExpr> in = dimsOf(node->operand(0)), out = dimsOf(node->result(0));
-  if (kIdentities.count(op)) return in == out;
-  if (kTransposes.count(op))
-    return std::is_permutation(in.begin(), in.end(), out.begin(), out.end());
-  return false;
+  return !node->hasBody() && node->numResults() == 1 && node->numOperands() >= 1 &&
+         node->operand(0) != nullptr && node->result(0)->type().isTensor() &&
+         node->operand(0)->type().isTensor() && kIdentities.count(node->op()) &&
+         node->operand(0)->tensorType().dtype == node->result(0)->tensorType().dtype &&
+         dimsOf(node->operand(0)) == dimsOf(node->result(0));
 }
 
-bool GraphComparison::viewsOnly() const {
-  if (same() || !inputsProblem.empty() || !differing.empty()) return false;
-  return std::all_of(matching.onlyInA.begin(), matching.onlyInA.end(), isViewOnly) &&
-         std::all_of(matching.onlyInB.begin(), matching.onlyInB.end(), isViewOnly);
+bool isViewOnly(const Node* node) {
+  static const std::set<std::string, std::less<>> kTransposes = {"aten.permute",
+                                                                 "aten.transpose.int", "aten.t"};
+  if (isIdentityView(node)) return true;
+  if (node->hasBody() || node->numResults() != 1 || node->numOperands() < 1 ||
+      node->operand(0) == nullptr || !node->result(0)->type().isTensor() ||
+      !node->operand(0)->type().isTensor() || !kTransposes.count(node->op()))
+    return false;
+  std::vector<SymExpr> in = dimsOf(node->operand(0)), out = dimsOf(node->result(0));
+  return std::is_permutation(in.begin(), in.end(), out.begin(), out.end());
+}
+
+namespace {
+
+// A copy of a graph with its identity views bypassed, and where each remaining node came from.
+struct BypassedViews {
+  std::unique_ptr<Graph> graph;
+  std::unordered_map<const Node*, const Node*> original; // copy's node -> the graph's
+  std::vector<const Node*> identities;                   // the graph's bypassed nodes
+};
+
+BypassedViews bypassIdentityViews(const Graph& graph) {
+  BypassedViews out{graph.clone(), {}, {}};
+  std::vector<Node*> from = graph.nodes(), to = out.graph->nodes();
+  for (size_t i = 0; i < from.size() && i < to.size(); ++i)
+    out.original.emplace(to[i], from[i]);
+  for (Node* node : to) {
+    if (!isIdentityView(node)) continue;
+    out.identities.push_back(out.original.at(node));
+    out.graph->replaceAllUsesWith(node->result(0), node->operand(0));
+    out.graph->eraseNode(node);
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<ViewDifference> viewDifference(const Graph& a, const Graph& b,
+                                             const std::vector<std::string>& names) {
+  BypassedViews bypassedA = bypassIdentityViews(a), bypassedB = bypassIdentityViews(b);
+  GraphComparison cmp = compareGraphs(*bypassedA.graph, *bypassedB.graph, names);
+  if (!cmp.inputsProblem.empty() || !cmp.differing.empty()) return std::nullopt;
+  ViewDifference views{std::move(bypassedA.identities), std::move(bypassedB.identities)};
+  auto addUnmatched = [](const std::vector<const Node*>& unmatched, const BypassedViews& from,
+                         std::vector<const Node*>& into) {
+    for (const Node* node : unmatched) {
+      auto original = from.original.find(node);
+      if (!isViewOnly(node) || original == from.original.end()) return false;
+      into.push_back(original->second);
+    }
+    return true;
+  };
+  if (!addUnmatched(cmp.matching.onlyInA, bypassedA, views.onlyInA) ||
+      !addUnmatched(cmp.matching.onlyInB, bypassedB, views.onlyInB))
+    return std::nullopt;
+  return views;
 }
 
 GraphComparison compareGraphs(const Graph& a, const Graph& b,

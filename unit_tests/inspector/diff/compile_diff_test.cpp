@@ -230,6 +230,30 @@ TEST(CompileDiff, ViewOnlyDifferencesOfARetraceAreOneNote) {
   EXPECT_FALSE(differs(report.findings));
 }
 
+TEST(CompileDiff, AnIdentitySliceIsBypassedBeforeMatching) {
+  // The dynamic trace slices the whole batch first (an identity), then the first column, as
+  // the static one does directly: the identity must not be paired with the real slice.
+  auto firstColumn = [](const std::string& B, bool identityFirst) {
+    std::string text = "graph @g(%x: f32[" + B + ",8]) -> (f32[" + B + ",1]) {\n";
+    std::string operand = "%x";
+    if (identityFirst) {
+      text += "  %s0 = aten.slice.Tensor(%x) {dim=0, start=0, end=9223372036854775807} : f32[" + B +
+              ",8]  loc(\"model.py\":70 \"\")\n";
+      operand = "%s0";
+    }
+    text += "  %s1 = aten.slice.Tensor(" + operand + ") {dim=1, start=0, end=1} : f32[" + B +
+            ",1]  loc(\"model.py\":70 \"\")\n"
+            "  %r = aten.sub.Scalar(%s1) {other=1} : f32[" +
+            B + ",1]  loc(\"model.py\":70 \"\")\n  return %r\n}\n";
+    return text;
+  };
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, firstColumn("2", false), firstColumn("s0", true));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+}
+
 TEST(CompileDiff, ATransposeSavedInOneCompileOnlyIsViewOnly) {
   // The static compile computes the transpose for its extra output only; the dynamic one has
   // no such node at all.
@@ -262,7 +286,7 @@ TEST(CompileDiff, AReshapeToAnotherShapeIsNotViewOnly) {
   EXPECT_EQ(unmatched->severity, Severity::Warning);
 }
 
-TEST(CompileDiff, ViewOnlyNodes) {
+TEST(CompileDiff, ViewOnlyAndIdentityViewNodes) {
   // Identity shapes and permutations only; a symbolic dim is not its static value.
   auto graph = [](const std::string& body) {
     return parseModule("graph @g(%x: f32[s0,64]) -> (f32[s0,64]) {\n" + body + "  return %x\n}\n");
@@ -277,6 +301,14 @@ TEST(CompileDiff, ViewOnlyNodes) {
   EXPECT_FALSE(viewOnly("  %a = aten.view(%x) {size=[2,64]} : f32[2,64]\n"));
   EXPECT_FALSE(viewOnly("  %a = aten.reshape(%x) {shape=[64,s0]} : f32[64,s0]\n"));
   EXPECT_FALSE(viewOnly("  %a = aten.relu(%x) : f32[s0,64]\n"));
+  auto identity = [&](const std::string& line) {
+    auto graphs = graph(line);
+    return isIdentityView(graphs.front()->nodes().front());
+  };
+  EXPECT_TRUE(identity("  %a = aten.slice.Tensor(%x) {dim=0, start=0, end=9223372036854775807} "
+                       ": f32[s0,64]\n"));
+  EXPECT_FALSE(identity("  %a = aten.slice.Tensor(%x) {dim=1, start=0, end=1} : f32[s0,1]\n"));
+  EXPECT_FALSE(identity("  %a = aten.permute(%x) {dims=[1,0]} : f32[64,s0]\n"));
 }
 
 TEST(CompileDiff, InputNamesComeFromTheSignature) {
