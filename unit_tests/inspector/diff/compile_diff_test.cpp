@@ -311,6 +311,21 @@ TEST(CompileDiff, ViewOnlyAndIdentityViewNodes) {
   EXPECT_FALSE(identity("  %a = aten.permute(%x) {dims=[1,0]} : f32[64,s0]\n"));
 }
 
+TEST(CompileDiff, AConstantEqualToTheBatchBesideTheBatchIsNotHardcoded) {
+  // Splitting 32 features into 2 heads of 16 at batch 2: the 2 is the heads, since the batch
+  // is still the result's first dim.
+  auto heads = [](const std::string& B) {
+    return "graph @g(%x: f32[" + B + ",8,32]) -> (f32[" + B +
+           ",8,2,16]) {\n"
+           "  %v = aten.view(%x) {size=[" +
+           B + ",8,2,16]} : f32[" + B + ",8,2,16]  loc(\"model.py\":80 \"attn\")\n  return %v\n}\n";
+  };
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, heads("2"), heads("4"));
+  EXPECT_TRUE(report.same);
+  EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
+}
+
 TEST(CompileDiff, InputNamesComeFromTheSignature) {
   TraceFile trace;
   std::string sig4 = R"([{"name": "images", "shape": ["4", "16"], "dtype": "float32"}])";
