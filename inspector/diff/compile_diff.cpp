@@ -65,7 +65,7 @@ PipelineWalk walkPipelines(const LoadedCompile& A, const LoadedCompile& B) {
     // the computation itself differs.
     const PassComparison& now = *walk.last();
     if (now.cmp.same()) continue;
-    std::optional<ViewDifference> views = viewDifference(*pa.graph, *pb.graph, names);
+    std::optional<ViewDifference> views = viewDifference(now.cmp, *pa.graph, *pb.graph, names);
     if (!views) {
       walk.diverged = true;
       break;

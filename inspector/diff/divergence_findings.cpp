@@ -131,8 +131,10 @@ void detectRetracedViews(const DiffInputs& in, std::vector<Finding>& findings) {
   findings.push_back(makeFinding(
       FindingKind::RetracedViews, at.pass, nodes, std::nullopt,
       std::string(dynamic ? "re-traced with dynamic shapes; " : "re-traced; ") +
-          "view-only differences after pass " + at.pass + " (identity views, transposes: " +
-          "nothing computed changes): in A " + onlyA + "; in B " + onlyB));
+          "view-only differences after pass " + at.pass +
+          " (identity views, transposes, values computed from sizes alone: nothing computed "
+          "changes): in A " +
+          onlyA + "; in B " + onlyB));
 }
 
 } // namespace loupe::diff

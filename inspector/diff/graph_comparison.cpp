@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "compiler/ir/error.h"
 
@@ -89,19 +90,49 @@ BypassedViews bypassIdentityViews(const Graph& graph) {
   return out;
 }
 
+// The nodes that compute from sizes alone (no tensor input reaches them: an arange over a
+// symbolic size), which a static compile folds into constants.
+std::unordered_set<const Node*> sizeOnlyNodes(const Graph& graph) {
+  std::unordered_set<const Node*> sizeOnly;
+  for (const Node* node : graph.nodes()) {
+    bool fromSizes =
+        std::all_of(node->operands().begin(), node->operands().end(), [&](const Value* operand) {
+          if (!operand) return true;
+          const Node* def = operand->definingNode();
+          return def ? sizeOnly.count(def) > 0 : !operand->type().isTensor();
+        });
+    if (fromSizes) sizeOnly.insert(node);
+  }
+  return sizeOnly;
+}
+
 } // namespace
 
-std::optional<ViewDifference> viewDifference(const Graph& a, const Graph& b,
+std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
+                                             const Graph& b,
                                              const std::vector<std::string>& names) {
   BypassedViews bypassedA = bypassIdentityViews(a), bypassedB = bypassIdentityViews(b);
   GraphComparison cmp = compareGraphs(*bypassedA.graph, *bypassedB.graph, names);
   if (!cmp.inputsProblem.empty() || !cmp.differing.empty()) return std::nullopt;
-  ViewDifference views{std::move(bypassedA.identities), std::move(bypassedB.identities)};
+  // The identity views the comparison as they are left unmatched (those in both graphs are
+  // no difference).
+  auto unmatchedOf = [](const std::vector<const Node*>& identities,
+                        const std::vector<const Node*>& unmatched) {
+    std::vector<const Node*> out;
+    for (const Node* node : identities)
+      if (std::find(unmatched.begin(), unmatched.end(), node) != unmatched.end())
+        out.push_back(node);
+    return out;
+  };
+  ViewDifference views{unmatchedOf(bypassedA.identities, original.matching.onlyInA),
+                       unmatchedOf(bypassedB.identities, original.matching.onlyInB)};
   auto addUnmatched = [](const std::vector<const Node*>& unmatched, const BypassedViews& from,
                          std::vector<const Node*>& into) {
+    std::unordered_set<const Node*> sizeOnly = sizeOnlyNodes(*from.graph);
     for (const Node* node : unmatched) {
       auto original = from.original.find(node);
-      if (!isViewOnly(node) || original == from.original.end()) return false;
+      bool computesNothing = isViewOnly(node) || sizeOnly.count(node) > 0;
+      if (!computesNothing || original == from.original.end()) return false;
       into.push_back(original->second);
     }
     return true;

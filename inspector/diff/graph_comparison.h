@@ -43,16 +43,20 @@ bool isViewOnly(const Node* node);
 bool isIdentityView(const Node* node);
 
 // How two graphs that are not the same up to shapes differ in views only: the identity views
-// of each, and the transposes found in one only once those are bypassed.
+// of each, and the transposes found in one only once those are bypassed, along with nodes
+// that compute from sizes alone (a constant, an arange over a symbolic size), which a static
+// compile folds and a dynamic one computes.
 struct ViewDifference {
   std::vector<const Node*> onlyInA, onlyInB; // nodes of the graphs compared, in graph order
 };
 // The view-only difference of a and b, or none when they differ in more than views: compared
 // again with every identity view bypassed (its uses read its operand), they must be the same
-// up to shapes but for view-only nodes in one graph. A re-trace of one computation (static
-// then dynamic shapes) differs so.
-std::optional<ViewDifference> viewDifference(const Graph& a, const Graph& b,
-                                             const std::vector<std::string>& names);
+// up to shapes but for view-only or size-only nodes in one graph. A re-trace of one computation
+// (static then dynamic shapes) differs so.
+// `original` is their comparison as they are: the identity views it left unmatched are the
+// ones listed.
+std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
+                                             const Graph& b, const std::vector<std::string>& names);
 
 // `names` are the input names for DimAbstraction (empty: its defaults).
 GraphComparison compareGraphs(const Graph& a, const Graph& b,

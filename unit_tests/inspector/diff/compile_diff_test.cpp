@@ -254,6 +254,31 @@ TEST(CompileDiff, AnIdentitySliceIsBypassedBeforeMatching) {
   EXPECT_EQ(report.findings.front().kind, "retraced_views");
 }
 
+TEST(CompileDiff, AConstantTheStaticCompileFoldedIsNotADivergence) {
+  // Positions 0..B-1: folded into a constant at batch 2, an arange over s0 when dynamic.
+  auto positions = [](const std::string& B, bool folded) {
+    std::string text = "graph @g(%x: f32[" + B + "]) -> (f32[" + B + "]) {\n";
+    text += folded ? "  %p = loupe.constant() {data=[0.0, 1.0], dtype=f32, shape=[2]} : f32[2]  "
+                     "loc(\"model.py\":90 \"\")\n"
+                   : "  %p = aten.arange() {end=" + B + "} : f32[" + B +
+                         "]  loc(\"model.py\":90 \"\")\n";
+    return text + "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[" + B +
+           "]  loc(\"model.py\":91 \"\")\n  return %r\n}\n";
+  };
+  TraceFile trace;
+  int64_t a = trace.compile(
+      {{"shape-propagation", positions("2", false)}, {"constant-folding", positions("2", true)}});
+  int64_t c = trace.compile(
+      {{"shape-propagation", positions("s0", false)}, {"constant-folding", positions("s0", false)}},
+      "0/1");
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+  EXPECT_EQ(report.findings.front().pass, "constant-folding");
+}
+
 TEST(CompileDiff, ATransposeSavedInOneCompileOnlyIsViewOnly) {
   // The static compile computes the transpose for its extra output only; the dynamic one has
   // no such node at all.
