@@ -48,24 +48,26 @@ def open_trace(config: Config) -> tuple[_C.Trace, int]:
 _SOURCE_ROOT = re.compile(r"[LG]\['([A-Za-z_][A-Za-z0-9_]*)'\]")
 _SOURCE_STEP = re.compile(
     r"\._(?:modules|parameters|buffers)\['([A-Za-z0-9_]+)'\]|\.([A-Za-z_][A-Za-z0-9_]*)"
+    r"|(\['[A-Za-z0-9_]+'\])"
 )
 
 
 def simplify_source(name: str) -> str | None:
     """Dynamo's source name as the user spells it: "L['x']" -> "x",
-    "L['self']._modules['fc1']._parameters['weight']" -> "self.fc1.weight"; None for anything
-    else (sizes, indexing), which is left unnamed rather than guessed."""
+    "L['self']._modules['fc1']._parameters['weight']" -> "self.fc1.weight", a keyword of
+    `**inputs` "L['inputs']['input_ids']" -> "inputs['input_ids']"; None for anything else
+    (sizes, indexing by number), which is left unnamed rather than guessed."""
     root = _SOURCE_ROOT.match(name)
     if not root:
         return None
-    parts, position = [root.group(1)], root.end()
+    text, position = root.group(1), root.end()
     while position < len(name):
         step = _SOURCE_STEP.match(name, position)
         if not step:
             return None
-        parts.append(step.group(1) or step.group(2))
+        text += step.group(3) or "." + (step.group(1) or step.group(2))
         position = step.end()
-    return ".".join(parts)
+    return text
 
 
 class InputName(str):

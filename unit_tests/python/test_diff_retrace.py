@@ -31,5 +31,7 @@ def test_gpt2_recompiled_for_a_dynamic_batch_has_no_warning(trace_path):
     warnings = [f for f in findings if f["severity"] != "note"]
     assert not warnings, warnings
     assert any(f["kind"] == "retraced_views" for f in findings), findings
+    # The label names the keyword input with its symbolic batch and counts the weights.
     label = report["diffs"][0]["b"]["label"]
+    assert "['input_ids']=[s" in label, label
     assert "parameters unchanged" in label, label
