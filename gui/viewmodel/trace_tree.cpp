@@ -19,16 +19,10 @@ std::string oneLine(std::string text) {
   return text;
 }
 
+// The user's inputs with their shapes, parameters and buffers counted, as the differ labels a
+// compile (diff::describeInputs), so the tree and the diff panel read alike.
 std::string inputSignature(const TraceReader& reader, int64_t compileId) {
-  std::string out;
-  for (const diff::CompileInput& input : diff::compileInputs(reader, compileId)) {
-    if (!out.empty()) out += ", ";
-    std::string dims;
-    for (const std::string& dim : input.dims)
-      dims += (dims.empty() ? "" : ",") + dim;
-    out += (input.name.empty() ? "?" : input.name) + "=[" + dims + "]";
-  }
-  return out;
+  return diff::describeInputs(diff::compileInputs(reader, compileId));
 }
 
 std::string recompileReason(const TraceReader& reader, int64_t compileId) {

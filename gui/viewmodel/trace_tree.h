@@ -26,7 +26,7 @@ struct CompileItem {
   int64_t compileId = 0;
   std::string compileKey;      // Dynamo's "0/1"
   std::string graphKind;       // forward | backward | inference | graph
-  std::string inputSignature;  // readable: "x=[8,64], w=[256,64]"
+  std::string inputSignature;  // readable: "x=[8,64] +4 parameters" (diff::describeInputs)
   std::string recompileReason; // empty for a first compile; the failed guard when known
   std::string status;          // ok | error | eager_fallback | running
   std::optional<double> wallMs;

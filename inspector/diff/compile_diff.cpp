@@ -20,9 +20,9 @@ namespace {
 // graphs, what the compiler decided, what Dynamo recorded around the compiles. Findings of
 // equal score stay in this order.
 constexpr Detector kCompileDetectors[] = {
-    detectFirstDivergentPass, detectUnmatchedNodes, detectBroadcastBlowups,
-    detectHardcodedDims,      detectFusionDiffs,    detectKernelDiffs,
-    detectMemoryDiff,         detectGraphBreaks,    detectFailedGuards,
+    detectFirstDivergentPass, detectUnmatchedNodes, detectBroadcastBlowups, detectHardcodedDims,
+    detectFusionDiffs,        detectKernelDiffs,    detectMemoryDiff,       detectGraphBreaks,
+    detectFailedGuards,       detectRetracedViews,
 };
 
 // One compile before and after a pass: what the pass removed, added or regrouped.
@@ -36,19 +36,14 @@ void rank(std::vector<Finding>& findings) {
                    [](const Finding& x, const Finding& y) { return x.score > y.score; });
 }
 
-bool onlyGuards(const std::vector<Finding>& findings) {
-  return std::all_of(findings.begin(), findings.end(), [](const Finding& f) {
-    return f.kind == findingKindName(FindingKind::FailedGuard);
-  });
-}
-
 // The two pipelines walked while both recorded the same passes and left graphs that are the
 // same up to shapes.
 struct PipelineWalk {
-  std::optional<size_t> partingPass;      // see DiffInputs
-  std::optional<PassComparison> frontend; // pass 0, when compared
-  std::optional<PassComparison> latest;   // the last pass compared after pass 0
-  bool diverged = false;                  // the last pass compared differs beyond shapes
+  std::optional<size_t> partingPass;       // see DiffInputs
+  std::optional<PassComparison> frontend;  // pass 0, when compared
+  std::optional<PassComparison> latest;    // the last pass compared after pass 0
+  bool diverged = false;                   // the last pass compared differs beyond shapes
+  std::optional<PassComparison> viewsOnly; // the first pass whose graphs differ only in views
 
   const PassComparison* last() const { return latest ? &*latest : frontend ? &*frontend : nullptr; }
 };
@@ -66,9 +61,18 @@ PipelineWalk walkPipelines(const LoadedCompile& A, const LoadedCompile& B) {
     if (i == 0) names = inputNames(A, *pa.graph);
     (i == 0 ? walk.frontend : walk.latest) =
         comparePass(i, pa.row.info.name, *pa.graph, *pb.graph, names);
-    if (!walk.last()->cmp.same()) {
+    // Graphs that differ only in views compute the same: the walk goes on to find where
+    // the computation itself differs.
+    const PassComparison& now = *walk.last();
+    if (now.cmp.same()) continue;
+    std::optional<ViewDifference> views = viewDifference(now.cmp, *pa.graph, *pb.graph, names);
+    if (!views) {
       walk.diverged = true;
       break;
+    }
+    if (!walk.viewsOnly) {
+      walk.viewsOnly = now;
+      walk.viewsOnly->views = std::move(views);
     }
   }
   return walk;
@@ -96,17 +100,12 @@ DiffReport aroundPass(const CompileRef& ref, const std::string& passName) {
                     {}};
   PassComparison compared = comparePass(size_t(it - compile.passes.begin()), passName,
                                         *std::prev(it)->graph, *it->graph, {});
-  DiffInputs in{compile,
-                compile,
-                std::nullopt,
-                nullptr,
-                &compared,
-                &compared,
-                " (A: before " + passName + ", B: after)"};
+  DiffInputs in{compile,   compile,   std::nullopt, nullptr,
+                &compared, &compared, nullptr,      " (A: before " + passName + ", B: after)"};
   for (Detector detect : kAroundPassDetectors)
     detect(in, report.findings);
   rank(report.findings);
-  report.same = report.findings.empty();
+  report.same = !differs(report.findings);
   return report;
 }
 
@@ -115,9 +114,12 @@ DiffReport aroundPass(const CompileRef& ref, const std::string& passName) {
 DiffReport diffCompiles(const CompileRef& a, const CompileRef& b, const DiffOptions& options) {
   if (!options.aroundPass.empty()) return aroundPass(a, options.aroundPass);
   LoadedCompile A = loadCompile(a), B = loadCompile(b);
-  DiffReport report{
-      a,     b, describeCompile(*a.trace, a.compileId), describeCompile(*b.trace, b.compileId),
-      false, {}};
+  DiffReport report{a,
+                    b,
+                    describeCompile(*a.trace, a.compileId, *b.trace, b.compileId),
+                    describeCompile(*b.trace, b.compileId, *a.trace, a.compileId),
+                    false,
+                    {}};
   PipelineWalk walk = walkPipelines(A, B);
   DiffInputs in{A,
                 B,
@@ -125,11 +127,12 @@ DiffReport diffCompiles(const CompileRef& a, const CompileRef& b, const DiffOpti
                 walk.frontend ? &*walk.frontend : nullptr,
                 walk.diverged ? walk.last() : nullptr,
                 walk.last(),
+                walk.viewsOnly ? &*walk.viewsOnly : nullptr,
                 ""};
   for (Detector detect : kCompileDetectors)
     detect(in, report.findings);
   rank(report.findings);
-  report.same = onlyGuards(report.findings);
+  report.same = !differs(report.findings);
   return report;
 }
 

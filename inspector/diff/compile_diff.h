@@ -28,8 +28,8 @@ struct DiffOptions {
 struct DiffReport {
   CompileRef a, b;
   std::string labelA, labelB; // e.g. "compile 1 (0/0 forward, x=[8,64])"
-  // The compiles differ only in shapes: no findings but failed guards (a failed guard says
-  // why there are two compiles, not how they differ).
+  // The compiles differ only in shapes: no finding of Warning severity or above (a failed
+  // guard, a Note, says why there are two compiles, not how they differ).
   bool same = false;
   std::vector<Finding> findings; // ranked, most likely culprit first
 };

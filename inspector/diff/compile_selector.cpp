@@ -1,6 +1,7 @@
 #include "inspector/diff/compile_selector.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <functional>
 #include <map>
@@ -103,6 +104,20 @@ std::string joinDims(const std::vector<std::string>& dims) {
   return "[" + text + "]";
 }
 
+// The signature's "kind" when it has one; older traces lack it, and there a dotted name
+// (Dynamo's source of a module attribute, `self.fc1.weight`) is taken for a parameter.
+InputKind inputKind(const nlohmann::json& entry, const std::string& name) {
+  static const std::map<std::string, InputKind, std::less<>> kinds = {
+      {"input", InputKind::Input},
+      {"parameter", InputKind::Parameter},
+      {"buffer", InputKind::Buffer}};
+  if (entry.contains("kind") && entry["kind"].is_string()) {
+    auto it = kinds.find(entry["kind"].get<std::string>());
+    if (it != kinds.end()) return it->second;
+  }
+  return name.find('.') != std::string::npos ? InputKind::Parameter : InputKind::Input;
+}
+
 std::vector<CompileInput> inputsFromSignature(const std::string& signatureJson) {
   std::vector<CompileInput> inputs;
   auto signature = nlohmann::json::parse(signatureJson, nullptr, /*allow_exceptions=*/false);
@@ -111,6 +126,7 @@ std::vector<CompileInput> inputsFromSignature(const std::string& signatureJson) 
     if (!entry.is_object() || !entry.contains("shape") || !entry["shape"].is_array()) continue;
     CompileInput input;
     if (entry.contains("name") && entry["name"].is_string()) input.name = entry["name"];
+    input.kind = inputKind(entry, input.name);
     for (const auto& d : entry["shape"])
       input.dims.push_back(d.is_string() ? d.get<std::string>() : d.dump());
     inputs.push_back(std::move(input));
@@ -149,17 +165,88 @@ std::vector<CompileInput> compileInputs(const TraceReader& trace, int64_t compil
   return inputsFromFirstSnapshot(trace, compileId);
 }
 
-std::string describeCompile(const TraceReader& trace, int64_t compileId) {
+std::string describeInputs(const std::vector<CompileInput>& inputs,
+                           const std::vector<CompileInput>* other) {
+  // The summarised groups, in the order the summary names them.
+  enum Group { Parameters, Buffers, Unnamed, kGroups };
+  static constexpr std::array<std::string_view, kGroups> kGroupNames = {"parameter", "buffer",
+                                                                        "unnamed input"};
+  constexpr size_t kMaxListed = 4; // differing summarised inputs listed before "... more"
+  std::map<std::string, const CompileInput*> otherByName;
+  if (other)
+    for (const CompileInput& input : *other)
+      if (!input.name.empty()) otherByName.emplace(input.name, &input);
+  auto differs = [&](const CompileInput& input, size_t position) {
+    const CompileInput* counterpart = nullptr;
+    if (!input.name.empty()) {
+      auto it = otherByName.find(input.name);
+      if (it != otherByName.end()) counterpart = it->second;
+    } else if (position < other->size() && (*other)[position].name.empty()) {
+      counterpart = &(*other)[position];
+    }
+    return !counterpart || counterpart->dims != input.dims;
+  };
+  std::string listed;
+  auto list = [&](const CompileInput& input, size_t position) {
+    listed += (listed.empty() ? "" : " ") +
+              (input.name.empty() ? "#" + std::to_string(position) : input.name) + "=" +
+              joinDims(input.dims);
+  };
+  std::array<size_t, kGroups> unchanged{};
+  size_t differingListed = 0, differingUnlisted = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const CompileInput& input = inputs[i];
+    Group group = input.name.empty()                   ? Unnamed
+                  : input.kind == InputKind::Parameter ? Parameters
+                  : input.kind == InputKind::Buffer    ? Buffers
+                                                       : kGroups;
+    if (group == kGroups) {
+      list(input, i);
+    } else if (!other || !differs(input, i)) {
+      ++unchanged[group];
+    } else if (differingListed < kMaxListed) {
+      list(input, i);
+      ++differingListed;
+    } else {
+      ++differingUnlisted;
+    }
+  }
+  std::string summary;
+  for (size_t g = 0; g < kGroups; ++g)
+    if (unchanged[g] > 0)
+      summary += std::string(summary.empty() ? "+" : ", ") + std::to_string(unchanged[g]) + " " +
+                 std::string(kGroupNames[g]) + (unchanged[g] > 1 ? "s" : "");
+  if (!summary.empty() && other) summary += " unchanged";
+  if (differingUnlisted > 0)
+    summary = "+" + std::to_string(differingUnlisted) + " more that differ" +
+              (summary.empty() ? "" : ", " + summary.substr(1));
+  if (!summary.empty()) listed += (listed.empty() ? "" : " ") + summary;
+  return listed;
+}
+
+namespace {
+
+std::string describeCompileWith(const TraceReader& trace, int64_t compileId,
+                                const std::vector<CompileInput>* other) {
   const CompileRow c = trace.compile(compileId);
   std::string text = "compile " + std::to_string(c.id) + " (";
   if (!c.info.compile_key.empty()) text += c.info.compile_key + " ";
   text += c.info.graph_kind;
-  std::string shapes;
-  for (const CompileInput& input : compileInputs(trace, compileId))
-    shapes += (shapes.empty() ? "" : " ") + (input.name.empty() ? "" : input.name + "=") +
-              joinDims(input.dims);
-  if (!shapes.empty()) text += ", " + shapes;
+  std::string inputs = describeInputs(compileInputs(trace, compileId), other);
+  if (!inputs.empty()) text += ", " + inputs;
   return text + ")";
+}
+
+} // namespace
+
+std::string describeCompile(const TraceReader& trace, int64_t compileId) {
+  return describeCompileWith(trace, compileId, nullptr);
+}
+
+std::string describeCompile(const TraceReader& trace, int64_t compileId,
+                            const TraceReader& otherTrace, int64_t otherId) {
+  const std::vector<CompileInput> other = compileInputs(otherTrace, otherId);
+  return describeCompileWith(trace, compileId, &other);
 }
 
 std::vector<int64_t> selectCompiles(const TraceReader& trace, std::string_view selector) {

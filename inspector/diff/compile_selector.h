@@ -29,16 +29,34 @@ std::vector<int64_t> selectCompiles(const TraceReader& trace, std::string_view s
 // name is unknown, the run and the frame part of the compile key.
 std::vector<std::pair<int64_t, int64_t>> recompilePairs(const TraceReader& trace);
 
+// What a tensor input of a compile is: an input the user passes, or a module's state.
+enum class InputKind { Input, Parameter, Buffer };
+
 // A tensor input of a compile as selectors and the differ name it.
 struct CompileInput {
   std::string name;              // empty when neither the signature nor a snapshot names it
   std::vector<std::string> dims; // as printed: "8", "s0"
+  // From the signature's "kind"; traces without it: a dotted name (`self.fc1.weight`, an
+  // attribute path) is a parameter, any other name an input.
+  InputKind kind = InputKind::Input;
 };
 // The tensor inputs of a compile, in order. Never throws for a malformed signature or
 // snapshot (the trace is untrusted): what cannot be read is left out.
 std::vector<CompileInput> compileInputs(const TraceReader& trace, int64_t compileId);
 
-// "compile 2 (0/1 forward, x=[16,64])": how messages and reports name a compile.
+// The inputs of a compile in one line: each named input with its shape, the rest (parameters,
+// buffers, unnamed inputs) summarised by count: "x=[16,64] +28 parameters". Given the inputs
+// of the compile it is compared with, the summarised ones that differ from their counterpart
+// (same name, or same position when unnamed) are listed too, a few at most, and the summary
+// says the rest are unchanged: "x=[16,64] self.pos=[s0,64] +27 parameters unchanged".
+std::string describeInputs(const std::vector<CompileInput>& inputs,
+                           const std::vector<CompileInput>* other = nullptr);
+
+// "compile 2 (0/1 forward, x=[16,64] +28 parameters)": how messages and reports name a
+// compile. With `other` (the compile it is compared with), its inputs are described against
+// that compile's, as describeInputs does.
 std::string describeCompile(const TraceReader& trace, int64_t compileId);
+std::string describeCompile(const TraceReader& trace, int64_t compileId,
+                            const TraceReader& otherTrace, int64_t otherId);
 
 } // namespace loupe::diff

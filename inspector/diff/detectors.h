@@ -3,7 +3,8 @@
 // what they found. A comparison of two compiles (or of one compile around a pass) gives every
 // detector the same DiffInputs; a scaling analysis over several compiles gives ScalingInputs.
 //
-//   divergence_findings.cpp  first_divergent_pass, unmatched_node: where the graphs part ways
+//   divergence_findings.cpp  first_divergent_pass, unmatched_node: where the graphs part ways;
+//                            retraced_views: where they differ only in views
 //   shape_findings.cpp       broadcast_blowup, hardcoded_dim: sizes that scale wrongly
 //   nonlinear_findings.cpp   nonlinear_dim: dims fitted over several compiles
 //   decision_findings.cpp    fusion_diff, kernel_diff: what the compiler decided
@@ -34,6 +35,9 @@ struct DiffInputs {
   const PassComparison* divergent = nullptr; // the first pass whose graphs differ beyond shapes
   // The last pass compared: the divergent one, else the last both compiles have graphs for.
   const PassComparison* last = nullptr;
+  // The first pass whose graphs differ only in views (GraphComparison::viewsOnly), when the
+  // walk went past it.
+  const PassComparison* viewsOnly = nullptr;
   // Appended to a message that names A or B alone, when A and B are not two compiles:
   // " (A: before P, B: after)".
   std::string sides;
@@ -43,6 +47,7 @@ using Detector = void (*)(const DiffInputs&, std::vector<Finding>&);
 
 void detectFirstDivergentPass(const DiffInputs& in, std::vector<Finding>& findings);
 void detectUnmatchedNodes(const DiffInputs& in, std::vector<Finding>& findings);
+void detectRetracedViews(const DiffInputs& in, std::vector<Finding>& findings);
 void detectBroadcastBlowups(const DiffInputs& in, std::vector<Finding>& findings);
 void detectHardcodedDims(const DiffInputs& in, std::vector<Finding>& findings);
 void detectFusionDiffs(const DiffInputs& in, std::vector<Finding>& findings);

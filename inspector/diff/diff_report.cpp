@@ -42,6 +42,7 @@ Json compileJson(const CompileRef& ref, const std::string& label) {
 Json findingJson(const Finding& f) {
   Json j;
   j["kind"] = f.kind;
+  j["severity"] = severityName(f.severity);
   j["score"] = f.score;
   j["pass"] = f.pass;
   j["nodes"] = Json::array();

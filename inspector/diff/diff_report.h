@@ -1,7 +1,8 @@
 // Renders what the differ found: terse text for a terminal (coloured on request) and JSON.
 // The JSON of one comparison is
 //   {"a": {"trace", "compile", "compile_key", "graph_kind", "label"}, "b": {...}, "same": bool,
-//    "findings": [{"kind", "score", "pass", "nodes": [{"op", "a", "b", "shape_a", "shape_b"}],
+//    "findings": [{"kind", "severity", "score", "pass", "nodes": [{"op", "a", "b", "shape_a",
+//    "shape_b"}],
 //                  "source": {"file", "line", "module"} | null, "message"}]}
 // and several comparisons are {"same": bool, "diffs": [<one comparison>, ...]}.
 #pragma once

@@ -1,6 +1,7 @@
 // Where the two compiles' graphs part ways (first_divergent_pass, unmatched_node): the first
 // pass after which they are not the same up to shapes, or where the pipelines themselves
 // differ, and the nodes found in one graph only at that pass.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ Finding partingFinding(const LoadedCompile& A, const LoadedCompile& B, size_t at
                          failed.row.info.error_message.value_or("no error recorded"));
 }
 
+bool hasSymbolicInput(const Graph& graph) {
+  for (const auto& input : graph.inputs())
+    for (const SymExpr& d : dimsOf(input.get()))
+      if (!d.isConstant()) return true;
+  return false;
+}
+
 } // namespace
 
 void detectFirstDivergentPass(const DiffInputs& in, std::vector<Finding>& findings) {
@@ -97,6 +105,36 @@ void detectUnmatchedNodes(const DiffInputs& in, std::vector<Finding>& findings) 
     if (!a->hasBody()) add(a, true);
   for (const Node* b : at.cmp.matching.onlyInB)
     if (!b->hasBody()) add(b, false);
+}
+
+// One note for a re-trace: the graphs differ in views only, which change nothing computed, so
+// the nodes are listed here rather than as unmatched_node findings.
+void detectRetracedViews(const DiffInputs& in, std::vector<Finding>& findings) {
+  if (!in.viewsOnly) return;
+  const PassComparison& at = *in.viewsOnly;
+  if (!at.views) return;
+  std::vector<FindingNode> nodes;
+  // "aten.alias x1, aten.t x8": the ops of one side's view-only nodes, counted.
+  auto counted = [&](const std::vector<const Node*>& views, bool inA) {
+    std::map<std::string, size_t> ops;
+    for (const Node* node : views) {
+      nodes.push_back(inA ? findingNode(node, nullptr) : findingNode(nullptr, node));
+      ++ops[node->op()];
+    }
+    std::string text;
+    for (const auto& [op, count] : ops)
+      text += (text.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+    return text.empty() ? "none" : text;
+  };
+  std::string onlyA = counted(at.views->onlyInA, true), onlyB = counted(at.views->onlyInB, false);
+  bool dynamic = hasSymbolicInput(*at.a) != hasSymbolicInput(*at.b);
+  findings.push_back(makeFinding(
+      FindingKind::RetracedViews, at.pass, nodes, std::nullopt,
+      std::string(dynamic ? "re-traced with dynamic shapes; " : "re-traced; ") +
+          "view-only differences after pass " + at.pass +
+          " (identity views, transposes, values computed from sizes alone: nothing computed "
+          "changes): in A " +
+          onlyA + "; in B " + onlyB));
 }
 
 } // namespace loupe::diff

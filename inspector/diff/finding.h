@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "inspector/diff/finding_kinds.h"
+
 namespace loupe::diff {
 
 struct FindingNode {
@@ -28,6 +30,11 @@ struct Finding {
   std::vector<FindingNode> nodes;
   std::optional<FindingSource> source; // the user line most responsible, when known
   std::string message; // one line, self-contained, e.g. "%sub is [16,16] at B=16 ..."
+  Severity severity = Severity::Warning; // the kind's (finding_kinds.def)
 };
+
+// The verdict on a comparison: the compiles differ when a finding of Warning severity or
+// above remains (Notes alone, such as a failed guard, leave them the same).
+bool differs(const std::vector<Finding>& findings);
 
 } // namespace loupe::diff

@@ -1,6 +1,8 @@
 // Naming, placing and scoring findings (finding_builder.h).
 #include "inspector/diff/finding_builder.h"
 
+#include <algorithm>
+
 namespace loupe::diff {
 
 std::string resultTypes(const Node* node) {
@@ -68,7 +70,13 @@ Finding makeFinding(FindingKind kind, std::string pass, std::vector<FindingNode>
                  std::move(pass),
                  std::move(nodes),
                  std::move(source),
-                 std::move(message)};
+                 std::move(message),
+                 findingKindInfo(kind).severity};
+}
+
+bool differs(const std::vector<Finding>& findings) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const Finding& f) { return f.severity >= Severity::Warning; });
 }
 
 } // namespace loupe::diff

@@ -9,22 +9,39 @@
 namespace loupe::diff {
 
 enum class FindingKind {
-#define FINDING_KIND(id, name, base, weakBase, doc) id,
+#define FINDING_KIND(id, name, base, weakBase, severity, doc) id,
 #include "inspector/diff/finding_kinds.def"
 #undef FINDING_KIND
 };
+
+// How much a finding weighs on the verdict: a comparison with a Warning or an Error differs
+// (exit status 1); Notes alone leave it the same.
+enum class Severity { Note, Warning, Error };
+
+constexpr std::string_view severityName(Severity severity) {
+  switch (severity) {
+  case Severity::Note:
+    return "note";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Error:
+    return "error";
+  }
+  return "";
+}
 
 struct FindingKindInfo {
   FindingKind kind;
   std::string_view name;
   double base;     // the score a finding of this kind starts from
   double weakBase; // the base of an instance that is weak evidence; 0: the kind has none
+  Severity severity;
   std::string_view doc;
 };
 
 inline constexpr std::array kFindingKinds = {
-#define FINDING_KIND(id, name, base, weakBase, doc)                                                \
-  FindingKindInfo{FindingKind::id, name, base, weakBase, doc},
+#define FINDING_KIND(id, name, base, weakBase, severity, doc)                                      \
+  FindingKindInfo{FindingKind::id, name, base, weakBase, Severity::severity, doc},
 #include "inspector/diff/finding_kinds.def"
 #undef FINDING_KIND
 };

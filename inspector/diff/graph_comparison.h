@@ -34,6 +34,30 @@ struct GraphComparison {
   }
 };
 
+// A node that changes nothing computed: an identity view (isIdentityView), or a permutation
+// of its operand's dims (a transpose the other graph folded elsewhere or did not save). A
+// reshape to another shape is never view-only, so a hard-coded reshape still counts.
+bool isViewOnly(const Node* node);
+// An alias, detach or clone, or a view, reshape, expand, slice or squeeze whose result has
+// its operand's shape exactly (symbolically: s0 is not 8).
+bool isIdentityView(const Node* node);
+
+// How two graphs that are not the same up to shapes differ in views only: the identity views
+// of each, and the transposes found in one only once those are bypassed, along with nodes
+// that compute from sizes alone (a constant, an arange over a symbolic size), which a static
+// compile folds and a dynamic one computes.
+struct ViewDifference {
+  std::vector<const Node*> onlyInA, onlyInB; // nodes of the graphs compared, in graph order
+};
+// The view-only difference of a and b, or none when they differ in more than views: compared
+// again with every identity view bypassed (its uses read its operand), they must be the same
+// up to shapes but for view-only or size-only nodes in one graph. A re-trace of one computation
+// (static then dynamic shapes) differs so.
+// `original` is their comparison as they are: the identity views it left unmatched are the
+// ones listed.
+std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
+                                             const Graph& b, const std::vector<std::string>& names);
+
 // `names` are the input names for DimAbstraction (empty: its defaults).
 GraphComparison compareGraphs(const Graph& a, const Graph& b,
                               const std::vector<std::string>& names);
@@ -46,6 +70,8 @@ struct PassComparison {
   const Graph* b = nullptr;
   GraphComparison cmp;
   Positions positions; // of both graphs' nodes
+  // Set by the differ's walk when the graphs are not the same but differ in views only.
+  std::optional<ViewDifference> views;
 };
 
 PassComparison comparePass(size_t index, std::string pass, const Graph& a, const Graph& b,

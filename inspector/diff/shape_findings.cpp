@@ -116,8 +116,9 @@ bool hasConstantDim(const DimAbstraction& dims, const Value* a, const Value* b, 
 }
 
 // A dim that stays c in both compiles where c is, in one compile, the value of an input dim
-// that changes, while an operand follows that input dim and no operand has the constant c
-// itself (which would make c the operand's, e.g. a weight's, and not the node's doing).
+// that changes, while an operand follows that input dim, no operand has the constant c
+// itself (which would make c the operand's, e.g. a weight's, and not the node's doing) and no
+// other dim of the result is that input dim itself (then c did not take its place).
 void addHardcodedDims(const DimAbstraction& dims, const NodeMatching& matching,
                       const std::string& pass, const Positions& positions,
                       std::vector<Finding>& findings) {
@@ -132,6 +133,12 @@ void addHardcodedDims(const DimAbstraction& dims, const NodeMatching& matching,
       for (size_t k = 0; k < dims.numCompiles(); ++k)
         for (const auto& name : dims.inputDimsEqualTo(k, *c))
           if (dims.varies(name)) candidates.push_back(name);
+      // A candidate that is itself another dim of the result was not replaced by c: c only
+      // happens to equal it in one compile (2 heads at batch 2 in [B,S,2,16]).
+      for (size_t other = 0; other < da.size() && other < db.size(); ++other) {
+        auto o = other == d ? std::nullopt : dims.explain({da[other], db[other]});
+        if (o) std::erase(candidates, o->str());
+      }
       if (candidates.empty()) continue;
       bool follows = false, inherited = false;
       for (size_t i = 0; i < na->numOperands() && i < nb->numOperands(); ++i) {

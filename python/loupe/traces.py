@@ -48,39 +48,64 @@ def open_trace(config: Config) -> tuple[_C.Trace, int]:
 _SOURCE_ROOT = re.compile(r"[LG]\['([A-Za-z_][A-Za-z0-9_]*)'\]")
 _SOURCE_STEP = re.compile(
     r"\._(?:modules|parameters|buffers)\['([A-Za-z0-9_]+)'\]|\.([A-Za-z_][A-Za-z0-9_]*)"
+    r"|(\['[A-Za-z0-9_]+'\])"
 )
 
 
 def simplify_source(name: str) -> str | None:
     """Dynamo's source name as the user spells it: "L['x']" -> "x",
-    "L['self']._modules['fc1']._parameters['weight']" -> "self.fc1.weight"; None for anything
-    else (sizes, indexing), which is left unnamed rather than guessed."""
+    "L['self']._modules['fc1']._parameters['weight']" -> "self.fc1.weight", a keyword of
+    `**inputs` "L['inputs']['input_ids']" -> "inputs['input_ids']"; None for anything else
+    (sizes, indexing by number), which is left unnamed rather than guessed."""
     root = _SOURCE_ROOT.match(name)
     if not root:
         return None
-    parts, position = [root.group(1)], root.end()
+    text, position = root.group(1), root.end()
     while position < len(name):
         step = _SOURCE_STEP.match(name, position)
         if not step:
             return None
-        parts.append(step.group(1) or step.group(2))
+        text += step.group(3) or "." + (step.group(1) or step.group(2))
         position = step.end()
-    return ".".join(parts)
+    return text
 
 
-def dynamo_input_names(gm: torch.fx.GraphModule) -> list[str | None]:
-    """The user's name of each input of Dynamo's graph, None where unknown."""
+class InputName(str):
+    """An input's name as the user spells it, with what Dynamo's source says it is: "input" (an
+    argument of the frame or an attribute of one), "parameter" or "buffer" (a module's state)."""
+
+    kind: str
+
+
+def source_kind(name: str) -> str:
+    """Whether Dynamo's source name reaches a module's parameter, a buffer or neither."""
+    if "._parameters[" in name:
+        return "parameter"
+    if "._buffers[" in name:
+        return "buffer"
+    return "input"
+
+
+def dynamo_input_names(gm: torch.fx.GraphModule) -> list[InputName | None]:
+    """The user's name of each input of Dynamo's graph, with its kind; None where unknown."""
     names = []
     for node in gm.graph.find_nodes(op="placeholder"):
         source = getattr(node.meta.get("grapharg"), "source", None)
         text = getattr(source, "name", None)
         text = text() if callable(text) else text  # a method in older torch, a property now
-        names.append(simplify_source(text) if isinstance(text, str) else None)
+        simple = simplify_source(text) if isinstance(text, str) else None
+        if simple is None:
+            names.append(None)
+            continue
+        name = InputName(simple)
+        name.kind = source_kind(text)
+        names.append(name)
     return names
 
 
 def input_signature(example_inputs: list, names: list[str | None] | None = None) -> str:
-    """The inputs' shapes and dtypes; `names` (Dynamo's, aligned with the inputs) adds "name"."""
+    """The inputs' shapes and dtypes; `names` (Dynamo's, aligned with the inputs) adds "name"
+    and, where the name knows it (InputName), "kind": input, parameter or buffer."""
     signature = []
     for position, value in enumerate(example_inputs):
         if isinstance(value, torch.Tensor):
@@ -97,7 +122,10 @@ def input_signature(example_inputs: list, names: list[str | None] | None = None)
         else:
             signature.append({"scalar": str(value)})
         if names and names[position]:
-            signature[-1]["name"] = names[position]
+            signature[-1]["name"] = str(names[position])
+            kind = getattr(names[position], "kind", None)
+            if kind:
+                signature[-1]["kind"] = kind
     return json.dumps(signature)
 
 

@@ -70,7 +70,7 @@ DiffReport scaling(const TraceReader& trace, const std::vector<int64_t>& ids) {
     label += " " + std::to_string(id);
   }
   DiffReport report{refs.front(), refs.back(), label, "", false, diff::scalingAnalysis(refs)};
-  report.same = report.findings.empty();
+  report.same = !diff::differs(report.findings);
   return report;
 }
 

@@ -19,12 +19,13 @@ namespace {
 // `loupe diff --help` lists the finding kinds from the differ's table, so the help cannot
 // drift from what the differ reports and how it ranks it.
 std::string findingKindsHelp() {
-  std::string text = "Findings (the JSON kind), highest base score first:\n";
+  std::string text = "Findings (the JSON kind), highest base score first, with severity:\n";
   for (const loupe::diff::FindingKindInfo& k : loupe::diff::kFindingKinds) {
-    std::string name(k.name);
+    std::string name(k.name), severity(loupe::diff::severityName(k.severity));
     name.resize(std::max<size_t>(name.size() + 2, 22), ' ');
-    text +=
-        "  " + name + std::to_string(static_cast<int>(k.base)) + "  " + std::string(k.doc) + "\n";
+    severity.resize(9, ' ');
+    text += "  " + name + std::to_string(static_cast<int>(k.base)) + "  " + severity +
+            std::string(k.doc) + "\n";
   }
   return text;
 }
@@ -127,7 +128,8 @@ int main(int argc, char** argv) {
       "Selectors (joined with ',', all must hold): 7 (compile id), 0/1 or 0/1:bw (compile "
       "key), fw|bw|inference|graph, frame=NAME, x=8 (dim 0 of input x), x.1=64, batch=8.\n" +
           findingKindsHelp() +
-          "Exit status: 0 only shapes differ, 1 the compiles differ, 2 error or usage.");
+          "Exit status: 0 only shapes differ (notes at most), 1 the compiles differ (a warning or "
+          "an error), 2 error or usage.");
   diffCmd->add_option("traces", diff.traces, "Trace file(s) (.db): one, or A and B")
       ->required()
       ->expected(1, 2);

@@ -114,6 +114,8 @@ def test_input_signature_names_dynamo_inputs(trace_path, grad):
     assert first_kind == ("forward" if grad else "inference")
     names = [entry.get("name") for entry in first]
     assert names == ["self.fc1.weight", "self.fc1.bias", "x", "self.scale", "y"]
+    kinds = [entry.get("kind") for entry in first]
+    assert kinds == ["parameter", "parameter", "input", "buffer", "input"]
     assert [entry["shape"] for entry in first][2] == ["2", "4"]
     for kind, signature in rows[1:]:
         assert kind == "backward"

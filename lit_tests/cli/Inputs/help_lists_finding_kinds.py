@@ -1,5 +1,5 @@
 """Checks that a `loupe diff --help` text lists every row of inspector/diff/finding_kinds.def,
-in the table's order, as "name  base  doc" on a line of its own.
+in the table's order, as "name  base  severity  doc" on a line of its own.
 
     help_lists_finding_kinds.py FINDING_KINDS_DEF HELP_TEXT   # exit 0: all listed; 1: what is not
 """
@@ -7,7 +7,9 @@ in the table's order, as "name  base  doc" on a line of its own.
 import re
 import sys
 
-ROW = re.compile(r'^FINDING_KIND\(\s*\w+,\s*"([a-z_]+)",\s*(\d+),\s*(\d+),\s*"([^"]*)"\)\s*$', re.M)
+ROW = re.compile(
+    r'^FINDING_KIND\(\s*\w+,\s*"([a-z_]+)",\s*(\d+),\s*(\d+),\s*(\w+),\s*"([^"]*)"\)\s*$', re.M
+)
 
 
 def main(def_path: str, help_path: str) -> int:
@@ -19,8 +21,10 @@ def main(def_path: str, help_path: str) -> int:
         return 1
     lines = open(help_path).read().splitlines()
     problems, last = [], -1
-    for name, base, _weak, doc in rows:
-        line = re.compile(rf"^\s+{re.escape(name)}\s+{base}\s+{re.escape(doc)}$")
+    for name, base, _weak, severity, doc in rows:
+        line = re.compile(
+            rf"^\s+{re.escape(name)}\s+{base}\s+{severity.lower()}\s+{re.escape(doc)}$"
+        )
         at = next((i for i, text in enumerate(lines) if line.match(text)), None)
         if at is None:
             problems.append(f"not listed: {name} {base} {doc}")

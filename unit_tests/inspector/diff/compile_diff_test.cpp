@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/parser.h"
 #include "inspector/diff/compile_diff.h"
 #include "inspector/diff/finding_kinds.h"
+#include "inspector/diff/graph_comparison.h"
 #include "inspector/trace/trace_reader.h"
 #include "inspector/trace/trace_writer.h"
 
@@ -188,6 +190,165 @@ TEST(CompileDiff, HardcodedViewIsTheTopFinding) {
   EXPECT_EQ(std::count_if(report.findings.begin(), report.findings.end(),
                           [](const Finding& f) { return f.kind == "hardcoded_dim"; }),
             1);
+}
+
+// One projection traced at a static batch and re-traced with a dynamic one: the full slice
+// `x[:, 0:]` is an alias in the first and a slice in the second, and the first also returns the
+// transposed weight (the partitioner saved it for the backward). `reshapeTo`, when not empty,
+// adds a reshape of the result to that shape in the dynamic compile only.
+std::string projection(const std::string& B, bool staticTrace, const std::string& reshapeTo = "") {
+  std::string text = "graph @g(%x: f32[" + B + ",64], %w: f32[64,64]) -> (f32[" + B + ",64]" +
+                     (staticTrace ? ", f32[64,64]" : "") + ") {\n";
+  text += staticTrace ? "  %v = aten.alias(%x) : f32[" + B + ",64]  loc(\"model.py\":60 \"attn\")\n"
+                      : "  %v = aten.slice.Tensor(%x) {dim=1, start=0, end=9223372036854775807, "
+                        "step=1} : f32[" +
+                            B + ",64]  loc(\"model.py\":60 \"attn\")\n";
+  text += "  %wt = aten.t(%w) : f32[64,64]  loc(\"model.py\":61 \"attn.proj\")\n"
+          "  %h = aten.mm(%v, %wt) : f32[" +
+          B + ",64]  loc(\"model.py\":61 \"attn.proj\")\n";
+  std::string result = "%h";
+  if (!reshapeTo.empty()) {
+    text += "  %rs = aten.reshape(%h) {shape=" + reshapeTo + "} : f32" + reshapeTo +
+            "  loc(\"model.py\":62 \"attn\")\n";
+    result = "%rs";
+  }
+  text += "  %r = aten.relu(" + result + ") : f32[" + B + ",64]  loc(\"model.py\":63 \"attn\")\n";
+  return text + "  return %r" + (staticTrace ? ", %wt" : "") + "\n}\n";
+}
+
+TEST(CompileDiff, ViewOnlyDifferencesOfARetraceAreOneNote) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, projection("2", true), projection("s0", false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  const Finding& note = report.findings.front();
+  EXPECT_EQ(note.kind, "retraced_views");
+  EXPECT_EQ(note.severity, Severity::Note);
+  EXPECT_NE(note.message.find("dynamic shapes"), std::string::npos) << note.message;
+  EXPECT_NE(note.message.find("aten.alias"), std::string::npos) << note.message;
+  EXPECT_NE(note.message.find("aten.slice.Tensor"), std::string::npos) << note.message;
+  EXPECT_FALSE(differs(report.findings));
+}
+
+TEST(CompileDiff, AnIdentitySliceIsBypassedBeforeMatching) {
+  // The dynamic trace slices the whole batch first (an identity), then the first column, as
+  // the static one does directly: the identity must not be paired with the real slice.
+  auto firstColumn = [](const std::string& B, bool identityFirst) {
+    std::string text = "graph @g(%x: f32[" + B + ",8]) -> (f32[" + B + ",1]) {\n";
+    std::string operand = "%x";
+    if (identityFirst) {
+      text += "  %s0 = aten.slice.Tensor(%x) {dim=0, start=0, end=9223372036854775807} : f32[" + B +
+              ",8]  loc(\"model.py\":70 \"\")\n";
+      operand = "%s0";
+    }
+    text += "  %s1 = aten.slice.Tensor(" + operand + ") {dim=1, start=0, end=1} : f32[" + B +
+            ",1]  loc(\"model.py\":70 \"\")\n"
+            "  %r = aten.sub.Scalar(%s1) {other=1} : f32[" +
+            B + ",1]  loc(\"model.py\":70 \"\")\n  return %r\n}\n";
+    return text;
+  };
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, firstColumn("2", false), firstColumn("s0", true));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+}
+
+TEST(CompileDiff, AConstantTheStaticCompileFoldedIsNotADivergence) {
+  // Positions 0..B-1: folded into a constant at batch 2, an arange over s0 when dynamic.
+  auto positions = [](const std::string& B, bool folded) {
+    std::string text = "graph @g(%x: f32[" + B + "]) -> (f32[" + B + "]) {\n";
+    text += folded ? "  %p = loupe.constant() {data=[0.0, 1.0], dtype=f32, shape=[2]} : f32[2]  "
+                     "loc(\"model.py\":90 \"\")\n"
+                   : "  %p = aten.arange() {end=" + B + "} : f32[" + B +
+                         "]  loc(\"model.py\":90 \"\")\n";
+    return text + "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[" + B +
+           "]  loc(\"model.py\":91 \"\")\n  return %r\n}\n";
+  };
+  TraceFile trace;
+  int64_t a = trace.compile(
+      {{"shape-propagation", positions("2", false)}, {"constant-folding", positions("2", true)}});
+  int64_t c = trace.compile(
+      {{"shape-propagation", positions("s0", false)}, {"constant-folding", positions("s0", false)}},
+      "0/1");
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+  EXPECT_EQ(report.findings.front().pass, "constant-folding");
+}
+
+TEST(CompileDiff, ATransposeSavedInOneCompileOnlyIsViewOnly) {
+  // The static compile computes the transpose for its extra output only; the dynamic one has
+  // no such node at all.
+  std::string withSaved = "graph @g(%x: f32[2,64], %w: f32[64,32]) -> (f32[2,32], f32[32,64]) {\n"
+                          "  %h = aten.mm(%x, %w) : f32[2,32]  loc(\"model.py\":61 \"proj\")\n"
+                          "  %wt = aten.t(%w) : f32[32,64]  loc(\"model.py\":61 \"proj\")\n"
+                          "  return %h, %wt\n}\n";
+  std::string without = "graph @g(%x: f32[s0,64], %w: f32[64,32]) -> (f32[s0,32]) {\n"
+                        "  %h = aten.mm(%x, %w) : f32[s0,32]  loc(\"model.py\":61 \"proj\")\n"
+                        "  return %h\n}\n";
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, withSaved, without);
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+}
+
+TEST(CompileDiff, AReshapeToAnotherShapeIsNotViewOnly) {
+  // A reshape to a hard-coded [2,64] in the dynamic compile only: not an identity, so the
+  // compiles differ.
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, projection("2", true), projection("s0", false, "[2,64]"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+  auto unmatched =
+      std::find_if(report.findings.begin(), report.findings.end(), [](const Finding& f) {
+        return f.kind == "unmatched_node" && f.message.find("aten.reshape") != std::string::npos;
+      });
+  EXPECT_NE(unmatched, report.findings.end());
+  EXPECT_EQ(unmatched->severity, Severity::Warning);
+}
+
+TEST(CompileDiff, ViewOnlyAndIdentityViewNodes) {
+  // Identity shapes and permutations only; a symbolic dim is not its static value.
+  auto graph = [](const std::string& body) {
+    return parseModule("graph @g(%x: f32[s0,64]) -> (f32[s0,64]) {\n" + body + "  return %x\n}\n");
+  };
+  auto viewOnly = [&](const std::string& line) {
+    auto graphs = graph(line);
+    return isViewOnly(graphs.front()->nodes().front());
+  };
+  EXPECT_TRUE(viewOnly("  %a = aten.alias(%x) : f32[s0,64]\n"));
+  EXPECT_TRUE(viewOnly("  %a = aten.view(%x) {size=[s0,64]} : f32[s0,64]\n"));
+  EXPECT_TRUE(viewOnly("  %a = aten.permute(%x) {dims=[1,0]} : f32[64,s0]\n"));
+  EXPECT_FALSE(viewOnly("  %a = aten.view(%x) {size=[2,64]} : f32[2,64]\n"));
+  EXPECT_FALSE(viewOnly("  %a = aten.reshape(%x) {shape=[64,s0]} : f32[64,s0]\n"));
+  EXPECT_FALSE(viewOnly("  %a = aten.relu(%x) : f32[s0,64]\n"));
+  auto identity = [&](const std::string& line) {
+    auto graphs = graph(line);
+    return isIdentityView(graphs.front()->nodes().front());
+  };
+  EXPECT_TRUE(identity("  %a = aten.slice.Tensor(%x) {dim=0, start=0, end=9223372036854775807} "
+                       ": f32[s0,64]\n"));
+  EXPECT_FALSE(identity("  %a = aten.slice.Tensor(%x) {dim=1, start=0, end=1} : f32[s0,1]\n"));
+  EXPECT_FALSE(identity("  %a = aten.permute(%x) {dims=[1,0]} : f32[64,s0]\n"));
+}
+
+TEST(CompileDiff, AConstantEqualToTheBatchBesideTheBatchIsNotHardcoded) {
+  // Splitting 32 features into 2 heads of 16 at batch 2: the 2 is the heads, since the batch
+  // is still the result's first dim.
+  auto heads = [](const std::string& B) {
+    return "graph @g(%x: f32[" + B + ",8,32]) -> (f32[" + B +
+           ",8,2,16]) {\n"
+           "  %v = aten.view(%x) {size=[" +
+           B + ",8,2,16]} : f32[" + B + ",8,2,16]  loc(\"model.py\":80 \"attn\")\n  return %v\n}\n";
+  };
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, heads("2"), heads("4"));
+  EXPECT_TRUE(report.same);
+  EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
 }
 
 TEST(CompileDiff, InputNamesComeFromTheSignature) {

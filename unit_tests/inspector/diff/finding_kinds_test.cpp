@@ -1,6 +1,6 @@
 // The finding kinds' table (inspector/diff/finding_kinds.def) against its copy in
-// docs/differ.md: every kind is documented with its scores and one-line description, in the
-// table's order, and the docs name no kind the table lacks.
+// docs/differ.md: every kind is documented with its scores, severity and one-line description, in
+// the table's order, and the docs name no kind the table lacks.
 #include <algorithm>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -50,19 +50,19 @@ std::string quoted(std::string_view name) {
 }
 
 TEST(FindingKinds, DocsListEveryKindWithItsScoresAndDescriptionInOrder) {
-  const std::vector<std::string> header{"kind", "base", "weak base", "what it is"};
+  const std::vector<std::string> header{"kind", "base", "weak base", "severity", "what it is"};
   std::vector<Table> tables = findingsTables();
   auto scores = std::find_if(tables.begin(), tables.end(),
                              [&](const Table& t) { return !t.empty() && t[0] == header; });
   ASSERT_NE(scores, tables.end()) << "docs/differ.md, Findings: no table headed | kind | base | "
-                                     "weak base | what it is |";
+                                     "weak base | severity | what it is |";
   ASSERT_EQ(scores->size(), kFindingKinds.size() + 1) << "one row per kind";
   for (size_t i = 0; i < kFindingKinds.size(); ++i) {
     const FindingKindInfo& kind = kFindingKinds[i];
     std::vector<std::string> expected{
         quoted(kind.name), std::to_string(static_cast<int>(kind.base)),
         kind.weakBase > 0 ? std::to_string(static_cast<int>(kind.weakBase)) : "",
-        std::string(kind.doc)};
+        std::string(severityName(kind.severity)), std::string(kind.doc)};
     EXPECT_EQ((*scores)[i + 1], expected) << "row " << i + 1 << " should be " << kind.name;
   }
 }
