@@ -19,8 +19,9 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
   options.buildExecutable = true;
   options.executable.check = check;
   options.executable.fallback = toFallbackFn(std::move(fallback));
-  options.executable.inputOutputsAsIs = true;         // run copies them only when asked to
-  options.executable.buildKernelsInBackground = true; // see waitForKernels
+  options.executable.inputOutputsAsIs = true;           // run copies them only when asked to
+  options.executable.buildKernelsInBackground = true;   // see waitForKernels
+  options.executable.instrumentation = recorder_.get(); // each size's memory, the kernel stats
   compiled_ = compileGraph(lir, "<fx graph>", options);
   if (recorder_) recorder_->finishCompile(compiled_, failureStatus_, lir);
   compiled_.throwIfFailed();
@@ -50,10 +51,6 @@ nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bo
   {
     nb::gil_scoped_release noGil;
     outputs = executable.run(inputs);
-  }
-  if (recorder_ && !arenaRecorded_) {
-    recorder_->recordMeasuredArena(executable.arenaBytes());
-    arenaRecorded_ = true;
   }
   if (recorder_ && check_)
     for (const auto& [name, s] : executable.stats().kernels)

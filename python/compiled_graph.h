@@ -46,7 +46,6 @@ private:
   std::unique_ptr<TraceRecorder> recorder_; // with a trace
   CompileResult compiled_;
   bool kernelsFinished_ = false; // the background build's outcome is known and recorded
-  bool arenaRecorded_ = false;
 };
 
 // Adds CompiledGraph to the module.

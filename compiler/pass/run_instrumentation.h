@@ -34,6 +34,7 @@ struct ExecutionStats {
 
 // The memory of the calls made with one binding of the graph's symbols (none for static shapes).
 struct MemoryUse {
+  const MemoryPlan* plan = nullptr; // the plan laid out (the executable's: valid while it lives)
   SymbolBindings bindings;
   MemoryLayout layout; // the layout the calls ran with
   // The high-water mark of the memory Loupe allocated during a call (AllocationMeter): the

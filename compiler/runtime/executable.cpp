@@ -283,11 +283,13 @@ void Executable::layOut(const SymbolBindings& bindings) {
   laidOutFor_.reset(); // until every step is bound again
   auto kept = memoryUses_.find(bindings);
   if (kept == memoryUses_.end() && memoryUses_.size() < kMaxMemoryUses)
-    kept = memoryUses_.emplace(bindings, MemoryUse{bindings, layoutToRun(memory_, bindings)}).first;
+    kept =
+        memoryUses_.emplace(bindings, MemoryUse{&memory_, bindings, layoutToRun(memory_, bindings)})
+            .first;
   if (kept != memoryUses_.end()) {
     use_ = &kept->second;
   } else {
-    unkeptUse_ = MemoryUse{bindings, layoutToRun(memory_, bindings)};
+    unkeptUse_ = MemoryUse{&memory_, bindings, layoutToRun(memory_, bindings)};
     use_ = &unkeptUse_;
   }
   layout_ = use_->layout;
