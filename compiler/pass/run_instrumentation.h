@@ -19,7 +19,11 @@ struct KernelStats {
   // "generated:loupe.fused", "library:aten.mm", "reference:aten.cat", "view:aten.permute", ...
   std::string implementation;
   int64_t calls = 0;
+  // Over every call: the timed calls' time scaled to all of them (the executable times a
+  // sample of its calls: Executable::kTimedCallEvery).
   double totalMs = 0;
+  int64_t timedCalls = 0;
+  double timedMs = 0;
   // The most bytes a call of it allocated on top of what was live when it started (library
   // kernels' workspaces, packed copies of strided operands): memory a call holds beyond the plan.
   int64_t scratchBytes = 0;

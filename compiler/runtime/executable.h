@@ -109,6 +109,9 @@ public:
   // Per binding run so far (at most kMaxMemoryUses of them are kept).
   const std::map<SymbolBindings, MemoryUse>& memoryUses() const { return memoryUses_; }
   static constexpr size_t kMaxMemoryUses = 64;
+  // Kernel times are sampled: every call among the first kTimedCallEvery, then one in
+  // kTimedCallEvery; KernelStats::totalMs scales the sample to every call.
+  static constexpr int64_t kTimedCallEvery = 16;
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
   // Per graph output: the position of the graph input it is, or -1 for a computed output.
   const std::vector<int>& outputInputs() const { return outputInputs_; }
@@ -126,7 +129,7 @@ private:
   void layOut(const SymbolBindings& bindings);
   // After a run: counts it for its binding and reports what is due to the instrumentation.
   void report(int64_t measuredPeakBytes);
-  void execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter);
+  void execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter, bool timed);
   static Tensor viewOf(Step& step, const Tensor& base);
 
   std::unique_ptr<Graph> graph_;
@@ -151,6 +154,7 @@ private:
   ExecutionStats stats_;
   std::chrono::steady_clock::time_point lastStatsReport_;
   int64_t callsSinceStatsReport_ = 0;
+  int64_t callsRun_ = 0;
   // Valid while a background build is due. Its destructor waits for the build (a future of
   // std::async does), so no compiler is left writing into the cache.
   std::future<KernelBuild> kernelBuild_;

@@ -2,7 +2,7 @@
 // plan's size, outputs are allocations of their own; a symbolic plan is laid out per binding by
 // the planner's own function; each call measures what it allocates, which matches the plan but
 // for the scratch a kernel allocates; the instrumentation hears of each binding and of the
-// kernel stats.
+// kernel stats, whose times are sampled.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -209,6 +209,20 @@ TEST(MemoryPlanRun, KernelStatsAreReportedPeriodicallyAndWhenTheExecutableIsDest
   Executable executable(*graph, Plan{}, options);
   executable.run(inputsFor(*graph, 3));
   EXPECT_EQ(reports.statsReports, 3) << "due at the end of every run";
+}
+
+TEST(MemoryPlanRun, KernelTimesAreSampledAndScaledToEveryCall) {
+  auto graph = parseGraph(kSymbolic);
+  Executable executable(*graph, Plan{}, testOptions());
+  std::vector<Tensor> inputs = inputsFor(*graph, 4);
+  for (int call = 0; call < 40; ++call)
+    executable.run(inputs);
+  for (const auto& [name, kernel] : executable.stats().kernels) {
+    EXPECT_EQ(kernel.calls, 40) << name;
+    // The first 16 calls, then calls 16 and 32.
+    EXPECT_EQ(kernel.timedCalls, Executable::kTimedCallEvery + 2) << name;
+    EXPECT_DOUBLE_EQ(kernel.totalMs, kernel.timedMs * 40 / double(kernel.timedCalls)) << name;
+  }
 }
 
 } // namespace
