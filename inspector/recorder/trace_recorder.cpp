@@ -1,5 +1,6 @@
 #include "inspector/recorder/trace_recorder.h"
 
+#include "compiler/ir/error.h"
 #include "compiler/ir/printer.h"
 #include "compiler/pass/pass.h"
 #include "driver/compile_graph.h"
@@ -200,6 +201,14 @@ void TraceRecorder::onMemoryUse(const MemoryUse& use) {
   } catch (const std::exception& e) {
     if (runRecordError_.empty()) runRecordError_ = e.what();
   }
+}
+
+void TraceRecorder::recordRunError(const std::exception& error) {
+  RunErrorRecord record{.message = error.what()};
+  if (const auto* located = dynamic_cast<const Error*>(&error);
+      located && !located->context().node.empty())
+    record.node = located->context().node;
+  writer_.recordRunError(compileId_, record);
 }
 
 void TraceRecorder::onKernelStats(const ExecutionStats& stats) {

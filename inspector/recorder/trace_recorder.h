@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ public:
   void onMemoryUse(const MemoryUse& use) override;
   void onKernelStats(const ExecutionStats& stats) override;
   const std::string& runRecordError() const { return runRecordError_; }
+  // A run of the compiled graph failed with `error` (a loupe::Error names the node).
+  void recordRunError(const std::exception& error);
 
   // The input graph failed to parse or verify, before any pass ran: records a failed pass named
   // "import" holding the graph (`parsed` when it parsed, else the text as given) and the error,

@@ -291,6 +291,18 @@ std::vector<MemoryLayoutRecord> TraceReader::memoryLayouts(int64_t compile_id) c
       compile_id);
 }
 
+std::vector<RunErrorRecord> TraceReader::runErrors(int64_t compile_id) const {
+  return selectAll(
+      *db_, R"sql(
+        SELECT node, message, created_at FROM run_errors WHERE compile_id = ?1 ORDER BY id)sql",
+      [](const SqliteQuery& row) {
+        return RunErrorRecord{.node = row.get<std::optional<std::string>>(0),
+                              .message = row.get<std::string>(1),
+                              .created_at = row.get<std::string>(2)};
+      },
+      compile_id);
+}
+
 std::vector<KernelStatsRecord> TraceReader::kernelStats(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(

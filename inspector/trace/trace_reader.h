@@ -71,6 +71,8 @@ public:
   std::optional<MemoryPlanRecord> memoryPlan(int64_t compile_id) const;
   // One per binding the compile ran at, in the order they were first recorded.
   std::vector<MemoryLayoutRecord> memoryLayouts(int64_t compile_id) const;
+  // In the order they happened.
+  std::vector<RunErrorRecord> runErrors(int64_t compile_id) const;
   // Slowest first (total time), then by name.
   std::vector<KernelStatsRecord> kernelStats(int64_t compile_id) const;
 

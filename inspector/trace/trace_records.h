@@ -227,6 +227,15 @@ struct WarningRecord {
   bool operator==(const WarningRecord&) const = default;
 };
 
+// A compiled graph's run that failed (the graph then runs eagerly, unless strict).
+struct RunErrorRecord {
+  std::optional<std::string> node{}; // the node that failed, as the runtime describes it
+  std::string message{};
+  std::string created_at{}; // empty: the writer stamps the time of recording
+
+  bool operator==(const RunErrorRecord&) const = default;
+};
+
 // One kernel's totals since its compiled graph was built.
 struct KernelStatsRecord {
   std::string kernel{};         // the kernel's name ("k3"), or the node's description

@@ -254,7 +254,8 @@ ALTER TABLE kernels ADD COLUMN build_ms REAL;
 // Version 8: what ran. Per-kernel run-time stats replace the per-compile totals (which only
 // `loupe run` wrote; they are dropped); each binding of its symbols a compile ran at gets its
 // concrete memory layout and measured peak; memory plans state the bytes handed to the caller
-// (graph outputs left the arena: a plan's peak is now arena + outputs).
+// (graph outputs left the arena: a plan's peak is now arena + outputs); a compiled graph whose
+// run failed records the error (the graph then runs eagerly).
 constexpr const char* kVersion8 = R"sql(
 DROP TABLE runtime_stats;
 
@@ -283,6 +284,15 @@ CREATE TABLE memory_layouts (
 
 ALTER TABLE memory_plans ADD COLUMN output_bytes INTEGER;
 ALTER TABLE memory_plans ADD COLUMN output_expr TEXT;
+
+CREATE TABLE run_errors (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  node TEXT,
+  message TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX run_errors_by_compile ON run_errors (compile_id);
 )sql";
 
 constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4,

@@ -278,6 +278,14 @@ void TraceWriter::recordMemoryLayout(int64_t compile_id, const MemoryLayoutRecor
            namedIntegersToJson(layout.offsets), namedIntegersToJson(layout.sizes));
 }
 
+void TraceWriter::recordRunError(int64_t compile_id, const RunErrorRecord& error) {
+  std::lock_guard lock(*mutex_);
+  db_->run(R"sql(
+    INSERT INTO run_errors (compile_id, node, message, created_at) VALUES (?1, ?2, ?3, ?4))sql",
+           compile_id, error.node, error.message, timestampOrNow(error.created_at));
+  checkpoint();
+}
+
 void TraceWriter::recordKernelStats(int64_t compile_id,
                                     const std::vector<KernelStatsRecord>& kernels) {
   std::lock_guard lock(*mutex_);

@@ -60,6 +60,8 @@ public:
   void recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan);
   // Adds the layout of one binding, or replaces it (a later call measured more).
   void recordMemoryLayout(int64_t compile_id, const MemoryLayoutRecord& layout);
+  // A run of the compile failed; then checkpoints.
+  void recordRunError(int64_t compile_id, const RunErrorRecord& error);
   // Replaces the rows of these kernels (totals so far) in one transaction, then checkpoints.
   void recordKernelStats(int64_t compile_id, const std::vector<KernelStatsRecord>& kernels);
 

@@ -127,6 +127,9 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
       if (c.outcome.error_message)
         std::cout << "    error" << (c.outcome.error_pass ? " in " + *c.outcome.error_pass : "")
                   << ": " << *c.outcome.error_message << "\n";
+      for (const RunErrorRecord& e : reader.runErrors(c.id))
+        std::cout << "    run failed" << (e.node ? " at " + *e.node : "") << " (" << e.created_at
+                  << "), ran eagerly since: " << e.message << "\n";
       auto passes = reader.passes(c.id);
       if (passes.empty()) continue;
       std::printf("    %-3s %-26s %9s  %-7s %-4s %-13s %s\n", "#", "pass", "ms", "changed", "plan",
@@ -207,6 +210,12 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
           {"name", c.info.frame_name}, {"file", c.info.frame_file}, {"line", c.info.frame_line}};
       cj["status"] = c.outcome.status;
       if (c.outcome.error_message) cj["error"] = *c.outcome.error_message;
+      cj["run_errors"] = nlohmann::ordered_json::array();
+      for (const RunErrorRecord& e : reader.runErrors(c.id))
+        cj["run_errors"].push_back(
+            {{"node", e.node ? nlohmann::ordered_json(*e.node) : nlohmann::ordered_json()},
+             {"message", e.message},
+             {"created_at", e.created_at}});
       if (c.outcome.wall_ms) cj["wall_ms"] = *c.outcome.wall_ms;
       cj["passes"] = nlohmann::ordered_json::array();
       for (const auto& p : reader.passes(c.id))

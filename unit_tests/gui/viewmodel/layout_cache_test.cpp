@@ -136,6 +136,7 @@ TEST(LayoutCache, OlderTraceIsUpgradedToKeepLayouts) {
     ALTER TABLE kernels DROP COLUMN build_ms;
     DROP TABLE kernel_stats;
     DROP TABLE memory_layouts;
+    DROP TABLE run_errors;
     ALTER TABLE memory_plans DROP COLUMN output_bytes;
     ALTER TABLE memory_plans DROP COLUMN output_expr;
     CREATE TABLE runtime_stats (compile_id INTEGER PRIMARY KEY, calls INTEGER NOT NULL,

@@ -41,6 +41,7 @@ void readEverything(const TraceReader& reader) {
     reader.memoryPlan(compile.id);
     reader.memoryLayouts(compile.id);
     reader.kernelStats(compile.id);
+    reader.runErrors(compile.id);
     reader.guards(compile.id);
     reader.recompiles(compile.id);
     reader.bisections(compile.id);

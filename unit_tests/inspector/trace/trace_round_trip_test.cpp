@@ -118,6 +118,9 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
        .scratch_bytes = 512},
       {.kernel = "k1", .implementation = "generated:loupe.fused", .calls = 10, .total_ms = 0.5}};
   const CompileOutcome outcome = {.status = "ok", .wall_ms = 42.5};
+  const RunErrorRecord run_error = {.node = "%5 = loupe.fallback",
+                                    .message = "runtime error: shape mismatch",
+                                    .created_at = "2024-05-01T12:00:04.000Z"};
 
   int64_t run_id = 0;
   int64_t compile_id = 0;
@@ -150,6 +153,7 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
     writer.recordWarning(run_id, warning);
     writer.recordKernelStats(compile_id, stats);
     writer.recordMemoryLayout(compile_id, layout);
+    writer.recordRunError(compile_id, run_error);
     writer.finishCompile(compile_id, outcome);
   }
 
@@ -190,6 +194,7 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
   EXPECT_EQ(reader.memoryPlan(compile_id), plan);
   EXPECT_EQ(reader.kernelStats(compile_id), stats); // slowest first
   EXPECT_EQ(reader.memoryLayouts(compile_id), std::vector<MemoryLayoutRecord>{layout});
+  EXPECT_EQ(reader.runErrors(compile_id), std::vector<RunErrorRecord>{run_error});
   EXPECT_EQ(reader.graphBreaks(run_id), std::vector<GraphBreakRecord>{graph_break});
   EXPECT_EQ(reader.guards(compile_id), std::vector<GuardRecord>{guard});
   EXPECT_EQ(reader.recompiles(compile_id), std::vector<RecompileRecord>{recompile});
