@@ -3,13 +3,17 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "compiler/codegen/cpu/library_kernels.h"
 
 namespace loupe::binding {
 
 CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline,
                              bool check, PythonFallback fallback, Trace* trace, int64_t compileId,
-                             const std::string& failureStatus, int injectFault)
+                             const std::string& failureStatus, int injectFault,
+                             double statsIntervalS)
     : trace_(trace), failureStatus_(failureStatus), check_(check) {
   if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
   CompileOptions options;
@@ -19,8 +23,11 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
   options.buildExecutable = true;
   options.executable.check = check;
   options.executable.fallback = toFallbackFn(std::move(fallback));
-  options.executable.inputOutputsAsIs = true;         // run copies them only when asked to
-  options.executable.buildKernelsInBackground = true; // see waitForKernels
+  options.executable.inputOutputsAsIs = true;           // run copies them only when asked to
+  options.executable.buildKernelsInBackground = true;   // see waitForKernels
+  options.executable.instrumentation = recorder_.get(); // each size's memory, the kernel stats
+  options.executable.statsReportInterval =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(statsIntervalS, 0.0) * 1000));
   compiled_ = compileGraph(lir, "<fx graph>", options);
   if (recorder_) recorder_->finishCompile(compiled_, failureStatus_, lir);
   compiled_.throwIfFailed();
@@ -47,13 +54,16 @@ nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bo
     inputs.push_back(borrowArray(arrays[i], i));
   Executable& executable = *compiled_.executable;
   std::vector<Tensor> outputs;
-  {
+  try {
     nb::gil_scoped_release noGil;
     outputs = executable.run(inputs);
-  }
-  if (recorder_ && !arenaRecorded_) {
-    recorder_->recordMeasuredArena(executable.arenaBytes());
-    arenaRecorded_ = true;
+  } catch (const std::exception& error) {
+    try {
+      if (recorder_) recorder_->recordRunError(error);
+    } catch (const std::exception&) {
+      // The run's error is the one to raise; a trace that cannot take it changes nothing.
+    }
+    throw;
   }
   if (recorder_ && check_)
     for (const auto& [name, s] : executable.stats().kernels)
@@ -69,6 +79,10 @@ nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bo
   return result;
 }
 
+void CompiledGraph::flushStats() {
+  if (compiled_.executable) compiled_.executable->reportStats();
+}
+
 nb::dict CompiledGraph::stats() const {
   nb::dict result;
   for (const auto& [name, s] : compiled_.executable->stats().kernels)
@@ -80,14 +94,18 @@ nb::dict CompiledGraph::stats() const {
 void bindCompiledGraph(nb::module_& m) {
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
-                    Trace*, int64_t, const std::string&, int>(),
+                    Trace*, int64_t, const std::string&, int, double>(),
            nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
            nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
            nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
-           nb::arg("inject_fault") = -1,
+           nb::arg("inject_fault") = -1, nb::arg("stats_interval") = 5.0,
+           // The executable writes to the trace until it is destroyed.
+           nb::keep_alive<1, 6>(),
            "Parses, verifies and compiles one graph and finishes its compile record in the "
            "trace: 'ok', or failure_status with the error and the failed pass (then raises "
-           "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N.")
+           "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N. Its "
+           "runs write each size's memory and, every stats_interval seconds, the kernel stats "
+           "into the trace.")
       .def("wait_for_kernels", &CompiledGraph::waitForKernels,
            "Waits for the generated kernels, built in the background after the constructor "
            "returns; a failed build is recorded as the compile's failure and raises LoupeError "
@@ -98,9 +116,12 @@ void bindCompiledGraph(nb::module_& m) {
            "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors, "
            "which share memory with no input and no other output. With inputs_as_none, an "
            "output that is a graph input comes back as None instead of a copy (see "
-           "output_inputs).")
+           "output_inputs). A failed run is recorded in the trace (node, message), then raises.")
       .def_prop_ro("output_inputs", &CompiledGraph::outputInputs,
                    "Per output: the position of the graph input it is, or -1.")
+      .def("flush_stats", &CompiledGraph::flushStats,
+           "Writes the kernel stats to the trace now (also done periodically while running and "
+           "when the graph is destroyed).")
       .def("stats", &CompiledGraph::stats);
 }
 

@@ -20,9 +20,10 @@ namespace loupe::binding {
 class CompiledGraph {
 public:
   // Compiles and finishes the compile's record in the trace; raises the compile's error.
+  // `statsIntervalS`: how often, in seconds of wall time, the kernel stats go to the trace.
   CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                 PythonFallback fallback, Trace* trace, int64_t compileId,
-                const std::string& failureStatus, int injectFault);
+                const std::string& failureStatus, int injectFault, double statsIntervalS);
 
   // The generated kernels are built in the background (the host compiler runs while Dynamo
   // finishes its own work); this waits for them. The compile's wall time in the trace then
@@ -31,8 +32,13 @@ public:
   void waitForKernels();
 
   // `inputsAsNone`: an output that is a graph input comes back as None, for a caller that
-  // holds that input already (output_inputs says which); otherwise as a copy.
+  // holds that input already (output_inputs says which); otherwise as a copy. A failed run is
+  // recorded in the trace (node and message), then raised.
   nb::list run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone);
+
+  // Writes the kernel stats to the trace now (the backend's exit handler: a graph Dynamo still
+  // holds is never destroyed, and destruction is when the executable writes them last).
+  void flushStats();
 
   const std::vector<int>& outputInputs() const { return compiled_.executable->outputInputs(); }
 
@@ -46,7 +52,6 @@ private:
   std::unique_ptr<TraceRecorder> recorder_; // with a trace
   CompileResult compiled_;
   bool kernelsFinished_ = false; // the background build's outcome is known and recorded
-  bool arenaRecorded_ = false;
 };
 
 // Adds CompiledGraph to the module.

@@ -100,6 +100,10 @@ void bindTrace(nb::module_& m) {
       .def("mark_guard_failed", &Trace::markGuardFailed, nb::arg("compile_id"), nb::arg("kind"),
            nb::arg("expr"),
            "Sets failed=1 on the compile's guards with this kind and expr; returns how many.")
+      .def(
+          "checkpoint", [](Trace& trace) { trace.writer().checkpoint(); },
+          "Copies the write-ahead log into the .db file, so that the file alone is the whole "
+          "trace (the backend calls it at exit).")
       .def("record_recompile", &Trace::recordRecompile, nb::arg("compile_id"),
            nb::arg("previous_compile_key"), nb::arg("reason"),
            nb::arg("failed_guard").none() = nb::none());

@@ -34,19 +34,24 @@ struct KernelChoice {
 };
 
 struct BufferAssignment {
-  std::string value;  // value name
-  SymExpr bytes;      // size, symbolic when shapes are
-  int64_t offset = 0; // in the arena, for buffers planned with concrete sizes; -1 when unplanned
-  int firstUse = 0;   // step index defining it
-  int lastUse = 0;    // last step reading it
+  std::string value; // value name
+  SymExpr bytes;     // size, symbolic when shapes are
+  // In the arena, for intermediates planned with concrete sizes; -1 outside the arena (graph
+  // inputs and outputs) and for sizes only known at run time.
+  int64_t offset = 0;
+  int firstUse = 0; // step index defining it
+  int lastUse = 0;  // last step reading it
   bool graphInput = false;
-  bool graphOutput = false;
+  bool graphOutput = false; // an output shows it: an allocation of its own, handed to the caller
 };
 
 struct MemoryPlan {
   std::vector<BufferAssignment> buffers;
-  SymExpr arenaBytes;   // arena size (sum of the layout), symbolic when shapes are
-  SymExpr peakBytes;    // largest total of simultaneously live intermediate buffers
+  SymExpr arenaBytes; // arena size; symbolic when shapes are (then the sum of its buffers)
+  // Handed to the caller: the output buffers, and the copies made for outputs that cannot be
+  // handed out as they are (a view of an input, a second output on one allocation).
+  SymExpr outputBytes;
+  SymExpr peakBytes;    // arenaBytes + outputBytes: what one call holds under the plan
   bool concrete = true; // false when offsets could not be fixed (symbolic shapes)
 };
 

@@ -5,9 +5,10 @@
 //       reason: one generated loop nest for the group: intermediates stay in registers
 //       fused: aten.mul.Tensor, aten.relu
 //       rejected: library cpu: the reference implementation runs op by op ...
-//   memory: arena=1536 bytes, peak=1024 bytes (concrete)
+//   memory: arena=1024 bytes, outputs=512 bytes, peak=1536 bytes (concrete)
 //     %x: 512 bytes, live 0..1, input
-//     %3: 512 bytes at 0, live 0..2, output
+//     %2: 512 bytes at 0, live 0..1
+//     %3: 512 bytes, live 1..2, output (handed to the caller)
 #include "compiler/pass/plan_printer.h"
 
 namespace loupe {
@@ -34,7 +35,7 @@ void printBuffer(const BufferAssignment& b, std::ostream& os) {
   if (b.offset >= 0) os << " at " << b.offset;
   os << ", live " << b.firstUse << ".." << b.lastUse;
   if (b.graphInput) os << ", input";
-  if (b.graphOutput) os << ", output";
+  if (b.graphOutput) os << (b.graphInput ? ", output" : ", output (handed to the caller)");
   os << '\n';
 }
 
@@ -49,7 +50,8 @@ void printPlan(const Plan& plan, std::ostream& os) {
     os << "memory: not planned\n";
     return;
   }
-  os << "memory: arena=" << m.arenaBytes.str() << " bytes, peak=" << m.peakBytes.str() << " bytes ("
+  os << "memory: arena=" << m.arenaBytes.str() << " bytes, outputs=" << m.outputBytes.str()
+     << " bytes, peak=" << m.peakBytes.str() << " bytes ("
      << (m.concrete ? "concrete" : "symbolic: offsets are fixed at run time") << ")\n";
   for (const auto& b : m.buffers)
     printBuffer(b, os);

@@ -9,6 +9,7 @@
 #include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/pass/memory_layout.h"
+#include "compiler/tensor/allocation_meter.h"
 
 namespace loupe {
 
@@ -125,16 +126,17 @@ struct Executable::Step {
 
 struct Executable::Buffer {
   int slot;
-  int step;
-  int lastUse;        // the last step that reads it, through views too
-  bool ownAllocation; // an output, or a value output views look into
+  size_t planned;     // its index among the memory plan's buffers
+  bool ownAllocation; // an output, or a value output views look into: outside the arena
   const TensorType* type;
   std::vector<int64_t> shape; // under the laid-out binding
 };
 
 Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions options)
     : graph_(graph.clone()), options_(std::move(options)),
-      registry_(options_.registry ? *options_.registry : OpRegistry::global()) {
+      registry_(options_.registry ? *options_.registry : OpRegistry::global()),
+      memory_(plan.memory.buffers.empty() ? planMemory(*graph_) : plan.memory),
+      lastStatsReport_(std::chrono::steady_clock::now()) {
   std::map<std::string, const KernelChoice*> choices;
   for (const KernelChoice& choice : plan.kernels)
     choices[choice.name] = &choice;
@@ -215,22 +217,19 @@ void Executable::waitForKernels() {
   if (kernelBuildError_) std::rethrow_exception(kernelBuildError_);
 }
 
-// Everything about where values live that does not depend on sizes: slots, which buffers each
-// step computes into, and how long each buffer must live (a view lives in its input's buffer).
+// Everything about where values live that does not depend on sizes: slots, and which buffer of
+// the memory plan each step computes into (a view lives in its input's buffer).
 void Executable::planSlots() {
   std::map<const Value*, int> slotOf;
   for (size_t i = 0; i < graph_->numInputs(); ++i)
     slotOf.emplace(graph_->input(i), static_cast<int>(i));
   std::map<const Value*, const Value*> root;
-  std::map<const Value*, int> lastUse;
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    Step& step = steps_[s];
+  for (Step& step : steps_) {
     const Node& node = *step.node;
     for (const Value* operand : node.operands()) {
       bool index = operand && operand->type().isIndex();
       step.operandSlots.push_back(operand && !index ? slotOf.at(operand) : -1);
       step.indexValues.push_back(index ? &operand->type().indexValue() : nullptr);
-      if (operand && root.count(operand)) lastUse[root[operand]] = static_cast<int>(s);
     }
     for (const Value* result : node.results()) {
       int slot = static_cast<int>(slotOf.size());
@@ -239,28 +238,33 @@ void Executable::planSlots() {
       if (!result->type().isTensor()) continue;
       const Value* viewed = step.kind == StepKind::View ? node.operand(0) : nullptr;
       root[result] = !viewed ? result : root.count(viewed) ? root[viewed] : viewed;
-      lastUse.emplace(root[result], static_cast<int>(s));
     }
   }
-  // Each computed value an output shows (itself, or through views) gets its own allocation, so
-  // the output can be handed out without a copy.
-  std::set<const Value*> ownAllocation;
-  for (const Value* output : graph_->outputs())
-    if (root.count(output) && root[output]->definingNode()) ownAllocation.insert(root[output]);
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    if (steps_[s].kind == StepKind::View) continue;
-    for (const Value* result : steps_[s].node->results()) {
+  // The plan lists the graph's inputs, then each computed tensor in step order: the buffers
+  // are matched in that order, and a plan made for another graph is refused.
+  size_t planned = 0;
+  while (planned < memory_.buffers.size() && memory_.buffers[planned].graphInput)
+    ++planned;
+  auto mismatch = [&](const std::string& what) {
+    return Error("runtime",
+                 "the memory plan does not match graph @" + graph_->name() + ": " + what);
+  };
+  for (Step& step : steps_) {
+    if (step.kind == StepKind::View) continue;
+    for (const Value* result : step.node->results()) {
       if (!result->type().isTensor()) continue;
+      const TensorType& type = result->tensorType();
+      SymExpr bytes = numel(type.shape) * SymExpr(static_cast<int64_t>(dtypeSize(type.dtype)));
+      if (planned == memory_.buffers.size() || memory_.buffers[planned].bytes != bytes)
+        throw mismatch("no buffer of " + bytes.str() + " bytes for " + valueLabel(result));
       int slot = slotOf.at(result);
-      steps_[s].bufferSlots.push_back(slot);
-      buffers_.push_back({slot,
-                          static_cast<int>(s),
-                          lastUse[result],
-                          ownAllocation.count(result) > 0,
-                          &result->tensorType(),
-                          {}});
+      step.bufferSlots.push_back(slot);
+      buffers_.push_back({slot, planned, memory_.buffers[planned].graphOutput, &type, {}});
+      ++planned;
     }
   }
+  if (planned != memory_.buffers.size())
+    throw mismatch("buffer %" + memory_.buffers[planned].value + " belongs to no step");
   slots_.resize(slotOf.size());
   // Each allocation is handed out once: a second output on it (the same value again, or another
   // view of it) is a copy, so that no two outputs share memory (an in-place update of one, a
@@ -277,24 +281,29 @@ void Executable::planSlots() {
 
 void Executable::layOut(const SymbolBindings& bindings) {
   laidOutFor_.reset(); // until every step is bound again
-  std::vector<BufferInterval> intervals;
-  for (Buffer& buffer : buffers_) {
-    buffer.shape = evaluateShape(buffer.type->shape, bindings);
-    if (buffer.ownAllocation) continue;
-    int64_t bytes = static_cast<int64_t>(dtypeSize(buffer.type->dtype));
-    for (int64_t size : buffer.shape)
-      bytes *= size;
-    intervals.push_back({bytes, buffer.step, buffer.lastUse});
+  auto kept = memoryUses_.find(bindings);
+  if (kept == memoryUses_.end() && memoryUses_.size() < kMaxMemoryUses)
+    kept =
+        memoryUses_.emplace(bindings, MemoryUse{&memory_, bindings, layoutToRun(memory_, bindings)})
+            .first;
+  if (kept != memoryUses_.end()) {
+    use_ = &kept->second;
+  } else {
+    unkeptUse_ = MemoryUse{&memory_, bindings, layoutToRun(memory_, bindings)};
+    use_ = &unkeptUse_;
   }
-  ArenaLayout layout = layoutArena(intervals);
-  if (!arena_.defined() || arena_.numel() < layout.arenaBytes)
-    arena_ = Tensor::empty(DType::U8, {layout.arenaBytes});
+  layout_ = use_->layout;
+  // Sized to the layout, so that a call holds the arena its plan states.
+  if (!arena_.defined() || arena_.numel() != layout_.arenaBytes)
+    arena_ = Tensor::empty(DType::U8, {layout_.arenaBytes});
   bufferTensors_.assign(buffers_.size(), Tensor());
-  auto offset = layout.offsets.begin();
-  for (size_t b = 0; b < buffers_.size(); ++b)
-    if (!buffers_[b].ownAllocation)
-      bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + *offset++, buffers_[b].type->dtype,
-                                         buffers_[b].shape);
+  for (size_t b = 0; b < buffers_.size(); ++b) {
+    Buffer& buffer = buffers_[b];
+    buffer.shape = evaluateShape(buffer.type->shape, bindings);
+    if (!buffer.ownAllocation)
+      bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + layout_.offsets[buffer.planned],
+                                         buffer.type->dtype, buffer.shape);
+  }
   for (Step& step : steps_) {
     if (step.kind == StepKind::Library || step.kind == StepKind::View ||
         step.kind == StepKind::Reference)
@@ -315,7 +324,20 @@ void Executable::resetStats() {
     step.stats = nullptr;
 }
 
-Executable::~Executable() = default;
+void Executable::reportStats() {
+  lastStatsReport_ = std::chrono::steady_clock::now();
+  callsSinceStatsReport_ = 0;
+  if (options_.instrumentation) options_.instrumentation->onKernelStats(stats_);
+}
+
+Executable::~Executable() {
+  if (callsSinceStatsReport_ == 0) return;
+  try {
+    reportStats();
+  } catch (...) {
+    // Nowhere to report a failure from a destructor; the periodic reports stand.
+  }
+}
 
 SymbolBindings Executable::bind(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != graph_->numInputs())
@@ -382,7 +404,8 @@ Tensor Executable::viewOf(Step& step, const Tensor& base) {
   return base.view(geometry->shape, geometry->strides, geometry->offset);
 }
 
-void Executable::execute(Step& step, const SymbolBindings& bindings) {
+void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter,
+                         bool timed) {
   const Node& node = *step.node;
   std::vector<const Tensor*> inputs;
   inputs.reserve(step.operandSlots.size());
@@ -395,7 +418,9 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
   for (int slot : step.bufferSlots) // they return to their slots below
     outputs.push_back(std::move(slots_[slot]));
 
-  auto start = std::chrono::steady_clock::now();
+  int64_t liveAtStart = meter.beginSpan();
+  std::chrono::steady_clock::time_point start;
+  if (timed) start = std::chrono::steady_clock::now();
   switch (step.kind) {
   case StepKind::Generated: {
     std::vector<Tensor*> outputPointers;
@@ -429,15 +454,20 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
     break;
   }
   }
-  double elapsedMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!step.stats) {
     step.stats = &stats_.kernels[step.kernel];
     step.stats->implementation = step.implementation;
   }
   KernelStats& stats = *step.stats;
   stats.calls++;
-  stats.totalMs += elapsedMs;
+  if (timed) {
+    stats.timedCalls++;
+    stats.timedMs +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  stats.totalMs =
+      stats.timedMs * double(stats.calls) / double(std::max<int64_t>(stats.timedCalls, 1));
+  stats.scratchBytes = std::max(stats.scratchBytes, meter.spanPeakAbove(liveAtStart));
   if (options_.afterStep) options_.afterStep(step.kernel, outputs);
 
   if (options_.check && (step.kind == StepKind::Generated || step.kind == StepKind::Library)) {
@@ -456,10 +486,29 @@ void Executable::execute(Step& step, const SymbolBindings& bindings) {
     slots_[step.resultSlots[r]] = std::move(outputs[r]);
 }
 
+void Executable::report(int64_t measuredPeakBytes) {
+  use_->calls++;
+  callsSinceStatsReport_++;
+  if (measuredPeakBytes > use_->measuredPeakBytes) {
+    use_->measuredPeakBytes = measuredPeakBytes;
+    if (options_.instrumentation && use_ != &unkeptUse_)
+      options_.instrumentation->onMemoryUse(*use_);
+  }
+  if (options_.instrumentation &&
+      std::chrono::steady_clock::now() - lastStatsReport_ >= options_.statsReportInterval)
+    reportStats();
+}
+
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   waitForKernels();
   SymbolBindings bindings = bind(inputs);
   if (!laidOutFor_ || *laidOutFor_ != bindings) layOut(bindings);
+  // The arena is held by the call whether this call allocated it or an earlier one did.
+  AllocationMeter meter(arena_.numel());
+  // Reading the clock twice a step costs more than 1% of a call of small kernels: the first
+  // calls are timed, then one in kTimedCallEvery (check mode times every call).
+  bool timed = options_.check || callsRun_ < kTimedCallEvery || callsRun_ % kTimedCallEvery == 0;
+  ++callsRun_;
   for (size_t i = 0; i < inputs.size(); ++i)
     slots_[i] = inputs[i];
   for (size_t b = 0; b < buffers_.size(); ++b)
@@ -475,7 +524,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
       return ErrorContext{.graph = graph_->name(), .node = step.node->describe()};
     };
     try {
-      execute(step, bindings);
+      execute(step, bindings, meter, timed);
     } catch (const Error& error) {
       throw error.withContext(where());
     } catch (const std::exception& error) {
@@ -496,6 +545,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   }
   // Drop this run's tensors so that inputs and returned outputs are not kept alive.
   std::fill(slots_.begin(), slots_.end(), Tensor());
+  report(meter.peakBytes());
   return results;
 }
 

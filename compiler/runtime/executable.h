@@ -6,15 +6,18 @@
 // interpreting their body with reference implementations, other registered ops through their
 // reference, unregistered ops through the fallback. So any verified graph can run.
 //
-// Memory: intermediates live in one arena per executable, laid out with layoutArena for the
-// concrete sizes of a symbol binding; the layout is kept until a run binds the symbols
-// differently, and the arena is reused across runs while it is large enough. Graph outputs, and
-// the computed values that output views look into, are allocated on their own, so a view output
-// is returned as a view of that allocation, not a copy. Outputs never alias the arena or each
-// other (a second output on one allocation is a copy), nor an input: an output that is one, or
-// a view of one, is copied, unless the embedder asks for inputs returned as they are.
+// Memory: the executable runs the memory plan (compiler/pass/memory_layout.h): the plan it is
+// given, or, when it is given none, the one planMemory makes. Intermediates live in one arena,
+// at the plan's offsets for static shapes, or laid out by the same function for each binding of
+// a symbolic plan's symbols (the layout is kept per binding, the arena sized to it). Graph
+// outputs, and the computed values that output views look into, are allocated on their own, so
+// a view output is returned as a view of that allocation, not a copy. Outputs never alias the
+// arena or each other (a second output on one allocation is a copy), nor an input: an output
+// that is one, or a view of one, is copied, unless the embedder asks for inputs returned as
+// they are. Each call measures the memory it allocates (AllocationMeter) for its binding.
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <future>
@@ -27,10 +30,14 @@
 #include "compiler/codegen/cpu/cpu_compiler.h"
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
+#include "compiler/pass/memory_layout.h"
 #include "compiler/pass/plan.h"
+#include "compiler/pass/run_instrumentation.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe {
+
+class AllocationMeter;
 
 // Executes a node Loupe has no implementation for. `outputs` arrive allocated with the node's
 // result shapes and dtypes; the callback fills them (or replaces them with tensors of the same
@@ -40,20 +47,6 @@ namespace loupe {
 using FallbackFn =
     std::function<void(const Node& node, const std::vector<const Tensor*>& inputs,
                        std::vector<Tensor>& outputs, const SymbolBindings& bindings)>;
-
-struct KernelStats {
-  // "generated:loupe.fused", "library:aten.mm", "reference:aten.cat", "view:aten.permute", ...
-  std::string implementation;
-  int64_t calls = 0;
-  double totalMs = 0;
-  // Check mode only: against the reference implementation, over every call.
-  double maxAbsError = 0;
-  double maxRelError = 0; // |actual - expected| / max(|expected|, 1e-6)
-};
-
-struct ExecutionStats {
-  std::map<std::string, KernelStats> kernels; // by kernel name (the plan's, else the node's)
-};
 
 struct ExecutableOptions {
   // After each generated or library kernel, also run the reference on the same inputs and
@@ -73,6 +66,11 @@ struct ExecutableOptions {
   // backend with what Dynamo does after the backend returns). The first run, or
   // waitForKernels(), waits for it and reports a failed build.
   bool buildKernelsInBackground = false;
+  // Told of each binding's memory and, every statsReportInterval of wall time (checked at the
+  // end of a run) and when the executable is destroyed, of the kernel stats. Not owned; it
+  // must outlive the executable. Its hooks run on the thread that calls run().
+  RunInstrumentation* instrumentation = nullptr;
+  std::chrono::milliseconds statsReportInterval{5000};
 };
 
 class Executable {
@@ -100,6 +98,20 @@ public:
 
   const ExecutionStats& stats() const { return stats_; }
   void resetStats();
+  // Tells the instrumentation the kernel stats now (an embedder's exit handler: the executable
+  // may never be destroyed); the next periodic report is due an interval later.
+  void reportStats();
+
+  // The memory plan it runs (given, or made for an empty plan).
+  const MemoryPlan& memoryPlan() const { return memory_; }
+  // The layout of the last run's binding (empty before the first run).
+  const MemoryLayout& memoryLayout() const { return layout_; }
+  // Per binding run so far (at most kMaxMemoryUses of them are kept).
+  const std::map<SymbolBindings, MemoryUse>& memoryUses() const { return memoryUses_; }
+  static constexpr size_t kMaxMemoryUses = 64;
+  // Kernel times are sampled: every call among the first kTimedCallEvery, then one in
+  // kTimedCallEvery; KernelStats::totalMs scales the sample to every call.
+  static constexpr int64_t kTimedCallEvery = 16;
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
   // Per graph output: the position of the graph input it is, or -1 for a computed output.
   const std::vector<int>& outputInputs() const { return outputInputs_; }
@@ -115,7 +127,9 @@ private:
   };
   void attachKernels(const KernelBuild& built);
   void layOut(const SymbolBindings& bindings);
-  void execute(Step& step, const SymbolBindings& bindings);
+  // After a run: counts it for its binding and reports what is due to the instrumentation.
+  void report(int64_t measuredPeakBytes);
+  void execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter, bool timed);
   static Tensor viewOf(Step& step, const Tensor& base);
 
   std::unique_ptr<Graph> graph_;
@@ -130,9 +144,17 @@ private:
   std::vector<int> outputInputs_;
   // The layout of the last binding: an arena view per arena buffer, a shape per output buffer.
   std::optional<SymbolBindings> laidOutFor_;
+  MemoryPlan memory_;
+  MemoryLayout layout_;
+  std::map<SymbolBindings, MemoryUse> memoryUses_;
+  MemoryUse unkeptUse_; // the binding's, past kMaxMemoryUses
+  MemoryUse* use_ = nullptr;
   std::vector<Tensor> bufferTensors_;
   Tensor arena_;
   ExecutionStats stats_;
+  std::chrono::steady_clock::time_point lastStatsReport_;
+  int64_t callsSinceStatsReport_ = 0;
+  int64_t callsRun_ = 0;
   // Valid while a background build is due. Its destructor waits for the build (a future of
   // std::async does), so no compiler is left writing into the cache.
   std::future<KernelBuild> kernelBuild_;

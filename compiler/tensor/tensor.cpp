@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/ir/error.h"
+#include "compiler/tensor/allocation_meter.h"
 
 namespace loupe {
 
@@ -24,7 +25,14 @@ std::shared_ptr<void> allocate(size_t bytes) {
   size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
   if (!p) throw Error("runtime", "out of memory allocating " + std::to_string(bytes) + " bytes");
-  return std::shared_ptr<void>(p, std::free);
+  const auto& meter = AllocationMeter::active();
+  if (!meter) return std::shared_ptr<void>(p, std::free);
+  auto charged = static_cast<int64_t>(bytes);
+  meter->allocated(charged);
+  return std::shared_ptr<void>(p, [counts = meter, charged](void* q) {
+    counts->freed(charged);
+    std::free(q);
+  });
 }
 
 // Copies between two layouts of one shape in one dtype without converting through double: an

@@ -1,6 +1,6 @@
-// The kernels of the selected compile: a table (name, kind, target, fused nodes, reason,
-// check-mode error) and, for the selected row, the rejected alternatives and the generated
-// source with syntax colouring.
+// The kernels of the selected compile, slowest first when the trace has their times: a table
+// (name, kind, target, time, fused nodes, reason, check-mode error) and, for the selected row,
+// the rejected alternatives and the generated source with syntax colouring.
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -81,14 +81,16 @@ int defaultKernel(Viewer& viewer, const std::vector<KernelRecord>& kernels) {
   return std::max(firstWithSource, 0);
 }
 
-void drawTable(Viewer& viewer, const std::vector<KernelRecord>& kernels, int shown) {
+void drawTable(Viewer& viewer, const CompileDetails& details, int shown) {
+  const std::vector<KernelRecord>& kernels = details.kernels;
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                      ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("##kernels", 6, kFlags)) return;
+  if (!ImGui::BeginTable("##kernels", 7, kFlags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthFixed, 60);
   ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 74);
   ImGui::TableSetupColumn("target", ImGuiTableColumnFlags_WidthFixed, 48);
+  ImGui::TableSetupColumn("ms (calls)", ImGuiTableColumnFlags_WidthFixed, 96);
   ImGui::TableSetupColumn("fused nodes", ImGuiTableColumnFlags_WidthStretch, 1);
   ImGui::TableSetupColumn("reason", ImGuiTableColumnFlags_WidthStretch, 2);
   ImGui::TableSetupColumn("max error", ImGuiTableColumnFlags_WidthFixed, 72);
@@ -103,6 +105,12 @@ void drawTable(Viewer& viewer, const std::vector<KernelRecord>& kernels, int sho
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(text->c_str());
     }
+    ImGui::TableNextColumn();
+    if (auto stats = details.kernelStats.find(k.name); stats != details.kernelStats.end())
+      ImGui::Text("%.3f (%lld)", stats->second.total_ms,
+                  static_cast<long long>(stats->second.calls));
+    else
+      ImGui::TextDisabled("-");
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(joined(k.fused_nodes).c_str());
     ImGui::TableNextColumn();
@@ -137,7 +145,7 @@ void drawKernelsPanel(Viewer& viewer) {
       viewer.selectedKernel >= 0 ? viewer.selectedKernel : defaultKernel(viewer, kernels);
   const float width = ImGui::GetContentRegionAvail().x;
   ImGui::BeginChild("##table", {width * 0.55f, 0});
-  drawTable(viewer, kernels, shown);
+  drawTable(viewer, *details, shown);
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##detail", {0, 0});

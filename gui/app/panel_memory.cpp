@@ -21,6 +21,10 @@ uint32_t barColor(const BufferRecord& buffer) {
 }
 
 void drawSummary(const MemoryTimeline& m) {
+  if (!m.laidOutAt.empty()) {
+    ImGui::TextUnformatted(m.laidOutAt.c_str());
+    ImGui::SameLine(0, 24);
+  }
   if (!m.plannedPeakText.empty()) ImGui::Text("planned peak %s", m.plannedPeakText.c_str());
   if (m.measuredPeakBytes) {
     ImGui::SameLine(0, 24);

@@ -34,6 +34,7 @@ struct MemoryTimeline {
   std::optional<int64_t> plannedPeakBytes, measuredPeakBytes, arenaBytes;
   std::string plannedPeakText; // the plan's peak as the panel shows it ("12.5 MiB", "2048*s0")
   bool symbolic = false;       // some sizes are expressions: lanes hold, byte totals do not
+  std::string laidOutAt;       // "at s0=8": a symbolic plan drawn at a size it ran at
 };
 
 MemoryTimeline buildMemoryTimeline(const std::vector<BufferRecord>& buffers,

@@ -1,5 +1,9 @@
 #include "gui/viewmodel/trace_source.h"
 
+#include <algorithm>
+
+#include "inspector/trace/concrete_memory.h"
+
 namespace loupe::view {
 namespace {
 
@@ -47,9 +51,26 @@ CompileDetails TraceSource::details(int64_t compileId) const {
   readInto(d.guards, d.error, [&] { return r.guards(compileId); });
   readInto(d.recompiles, d.error, [&] { return r.recompiles(compileId); });
   readInto(d.decisions, d.error, [&] { return r.decisions(compileId); });
+  std::vector<KernelStatsRecord> stats;
+  readInto(stats, d.error, [&] { return r.kernelStats(compileId); });
+  for (KernelStatsRecord& k : stats)
+    d.kernelStats.emplace(k.kernel, std::move(k));
+  auto msOf = [&](const KernelRecord& k) {
+    auto it = d.kernelStats.find(k.name);
+    return it == d.kernelStats.end() ? -1.0 : it->second.total_ms;
+  };
+  std::stable_sort(d.kernels.begin(), d.kernels.end(),
+                   [&](const auto& a, const auto& b) { return msOf(a) > msOf(b); });
   for (const KernelRecord& kernel : d.kernels)
     d.kernelSources.push_back(highlightKernel(kernel.source));
-  d.memory = buildMemoryTimeline(d.buffers, d.memoryPlan);
+  // A symbolic plan is drawn at the first size the compile ran at.
+  std::vector<MemoryLayoutRecord> layouts;
+  readInto(layouts, d.error, [&] { return r.memoryLayouts(compileId); });
+  ConcreteMemory memory = concreteMemory(d.buffers, d.memoryPlan, layouts);
+  d.memory = buildMemoryTimeline(memory.buffers, memory.plan);
+  for (const auto& [symbol, value] : memory.bindings)
+    d.memory.laidOutAt +=
+        (d.memory.laidOutAt.empty() ? "at " : ", ") + symbol + "=" + std::to_string(value);
   return d;
 }
 

@@ -21,8 +21,9 @@ namespace loupe::view {
 
 // What the panels show of one compile, read once.
 struct CompileDetails {
-  std::vector<KernelRecord> kernels;
-  std::vector<HighlightedKernel> kernelSources; // per kernel: its source, coloured
+  std::vector<KernelRecord> kernels; // slowest first when the trace has their times
+  std::map<std::string, KernelStatsRecord> kernelStats; // by kernel name
+  std::vector<HighlightedKernel> kernelSources;         // per kernel: its source, coloured
   std::vector<BufferRecord> buffers;
   std::optional<MemoryPlanRecord> memoryPlan;
   std::vector<GuardRecord> guards;

@@ -1,5 +1,6 @@
 #include "inspector/recorder/trace_recorder.h"
 
+#include "compiler/ir/error.h"
 #include "compiler/ir/printer.h"
 #include "compiler/pass/pass.h"
 #include "driver/compile_graph.h"
@@ -158,7 +159,7 @@ void TraceRecorder::onMemoryPlan(const MemoryPlan& plan) {
     BufferRecord r;
     r.name = b.value;
     r.size_bytes = bytesOf(b.bytes);
-    if (b.offset >= 0 && !b.graphInput) r.offset = b.offset;
+    if (b.offset >= 0) r.offset = b.offset;
     r.first_use = b.firstUse;
     r.last_use = b.lastUse;
     r.is_graph_input = b.graphInput;
@@ -172,14 +173,57 @@ void TraceRecorder::onMemoryPlan(const MemoryPlan& plan) {
   record.peak_bytes = bytesOf(plan.peakBytes);
   record.arena_expr = exprOf(plan.arenaBytes);
   record.peak_expr = exprOf(plan.peakBytes);
+  record.output_bytes = bytesOf(plan.outputBytes);
+  record.output_expr = exprOf(plan.outputBytes);
   writer_.recordMemoryPlan(compileId_, record);
   plan_ = record;
 }
 
-void TraceRecorder::recordMeasuredArena(int64_t bytes) {
-  if (!plan_) return; // no memory-planning pass ran
-  plan_->measured_peak_bytes = bytes;
-  writer_.recordMemoryPlan(compileId_, *plan_);
+void TraceRecorder::onMemoryUse(const MemoryUse& use) {
+  MemoryLayoutRecord record;
+  record.bindings.insert(use.bindings.begin(), use.bindings.end());
+  record.arena_bytes = use.layout.arenaBytes;
+  record.output_bytes = use.layout.outputBytes;
+  record.peak_bytes = use.layout.peakBytes;
+  record.measured_peak_bytes = use.measuredPeakBytes;
+  for (size_t i = 0; i < use.plan->buffers.size(); ++i) {
+    const std::string& name = use.plan->buffers[i].value;
+    record.sizes[name] = use.layout.bytes[i];
+    if (use.layout.offsets[i] >= 0) record.offsets[name] = use.layout.offsets[i];
+  }
+  try {
+    writer_.recordMemoryLayout(compileId_, record);
+    // A static plan's row carries its measured peak too, beside the planned one.
+    if (plan_ && plan_->peak_bytes >= 0 && use.bindings.empty()) {
+      plan_->measured_peak_bytes = use.measuredPeakBytes;
+      writer_.recordMemoryPlan(compileId_, *plan_);
+    }
+  } catch (const std::exception& e) {
+    if (runRecordError_.empty()) runRecordError_ = e.what();
+  }
+}
+
+void TraceRecorder::recordRunError(const std::exception& error) {
+  RunErrorRecord record{.message = error.what()};
+  if (const auto* located = dynamic_cast<const Error*>(&error);
+      located && !located->context().node.empty())
+    record.node = located->context().node;
+  writer_.recordRunError(compileId_, record);
+}
+
+void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
+  std::vector<KernelStatsRecord> records;
+  for (const auto& [name, kernel] : stats.kernels)
+    records.push_back({.kernel = name,
+                       .implementation = kernel.implementation,
+                       .calls = kernel.calls,
+                       .total_ms = kernel.totalMs,
+                       .scratch_bytes = kernel.scratchBytes});
+  try {
+    writer_.recordKernelStats(compileId_, records);
+  } catch (const std::exception& e) {
+    if (runRecordError_.empty()) runRecordError_ = e.what();
+  }
 }
 
 } // namespace loupe

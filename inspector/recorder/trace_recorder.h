@@ -1,15 +1,19 @@
 // The trace recorder: a PassInstrumentation that writes every pass's snapshot, every decision,
-// every kernel choice and the memory plan of one compile into a trace. It is the only place
-// where the compiler's events meet the store, which keeps compiler/ free of sqlite.
+// every kernel choice and the memory plan of one compile into a trace, and the
+// RunInstrumentation of the compile's executable, which writes what ran: each binding's memory
+// layout and measured peak, and the per-kernel stats. It is the only place where the compiler's
+// events meet the store, which keeps compiler/ free of sqlite.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "compiler/pass/instrumentation.h"
+#include "compiler/pass/run_instrumentation.h"
 #include "inspector/trace/trace_records.h"
 #include "inspector/trace/trace_writer.h"
 
@@ -17,7 +21,7 @@ namespace loupe {
 
 struct CompileResult;
 
-class TraceRecorder : public PassInstrumentation {
+class TraceRecorder : public PassInstrumentation, public RunInstrumentation {
 public:
   TraceRecorder(TraceWriter& writer, int64_t compileId) : writer_(writer), compileId_(compileId) {}
 
@@ -28,6 +32,14 @@ public:
   void onKernelChoice(const KernelChoice& choice) override;
   void onMemoryPlan(const MemoryPlan& plan) override;
   bool wantsDecisionText() const override { return true; } // the trace keeps every description
+
+  // Run events arrive while a graph runs: a failure to write one is not the run's failure, so
+  // it is kept (runRecordError) rather than thrown.
+  void onMemoryUse(const MemoryUse& use) override;
+  void onKernelStats(const ExecutionStats& stats) override;
+  const std::string& runRecordError() const { return runRecordError_; }
+  // A run of the compiled graph failed with `error` (a loupe::Error names the node).
+  void recordRunError(const std::exception& error);
 
   // The input graph failed to parse or verify, before any pass ran: records a failed pass named
   // "import" holding the graph (`parsed` when it parsed, else the text as given) and the error,
@@ -42,9 +54,6 @@ public:
   void finishCompile(const CompileResult& result, std::string_view failureStatus,
                      std::string_view lir = {});
 
-  // Rewrites the compile's memory plan with the arena size a run actually used.
-  void recordMeasuredArena(int64_t bytes);
-
   int64_t compileId() const { return compileId_; }
   int passesRecorded() const { return ordinal_; }
 
@@ -57,6 +66,7 @@ private:
   int64_t nodesBefore_ = 0;                // of the pass in flight, for a failed pass's record
   std::vector<Decision> pendingDecisions_; // made by the pass in flight, written with it
   std::optional<MemoryPlanRecord> plan_;   // as last recorded
+  std::string runRecordError_;             // the first run event that could not be written
 };
 
 // The graph as stored in a trace: its .lir text and one row per node (fused bodies included,

@@ -40,4 +40,22 @@ std::vector<std::string> shapeFromJson(std::string_view text) {
   return dims;
 }
 
+std::string namedIntegersToJson(const std::map<std::string, int64_t>& values) {
+  return toJsonText(nlohmann::json(values));
+}
+
+std::map<std::string, int64_t> namedIntegersFromJson(std::string_view text) {
+  nlohmann::json object = nlohmann::json::parse(text);
+  if (!object.is_object())
+    throw nlohmann::json::type_error::create(302, "expected an object of integers", &object);
+  std::map<std::string, int64_t> values;
+  for (const auto& [name, value] : object.items()) {
+    if (!value.is_number_integer())
+      throw nlohmann::json::type_error::create(302, "value of " + name + " is not an integer",
+                                               &value);
+    values[name] = value.get<int64_t>();
+  }
+  return values;
+}
+
 } // namespace loupe

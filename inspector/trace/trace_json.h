@@ -75,4 +75,9 @@ T fromJsonText(std::string_view text) {
 std::string shapeToJson(const std::vector<std::string>& dims);
 std::vector<std::string> shapeFromJson(std::string_view text);
 
+// Integers by name ({"s0": 8}, {"%3": 4096}): a memory layout's bindings, offsets and sizes.
+// Decoding refuses a value that is not an integer.
+std::string namedIntegersToJson(const std::map<std::string, int64_t>& values);
+std::map<std::string, int64_t> namedIntegersFromJson(std::string_view text);
+
 } // namespace loupe

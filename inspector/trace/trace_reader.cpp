@@ -256,7 +256,8 @@ std::vector<BufferRecord> TraceReader::buffers(int64_t compile_id) const {
 
 std::optional<MemoryPlanRecord> TraceReader::memoryPlan(int64_t compile_id) const {
   SqliteQuery row(*db_, R"sql(
-    SELECT arena_bytes, peak_bytes, measured_peak_bytes, arena_expr, peak_expr
+    SELECT arena_bytes, peak_bytes, measured_peak_bytes, arena_expr, peak_expr, output_bytes,
+           output_expr
     FROM memory_plans WHERE compile_id = ?1)sql",
                   compile_id);
   if (!row.next()) return std::nullopt;
@@ -264,14 +265,57 @@ std::optional<MemoryPlanRecord> TraceReader::memoryPlan(int64_t compile_id) cons
                           .peak_bytes = row.get<int64_t>(1),
                           .measured_peak_bytes = row.get<std::optional<int64_t>>(2),
                           .arena_expr = row.get<std::optional<std::string>>(3),
-                          .peak_expr = row.get<std::optional<std::string>>(4)};
+                          .peak_expr = row.get<std::optional<std::string>>(4),
+                          .output_bytes = row.get<std::optional<int64_t>>(5),
+                          .output_expr = row.get<std::optional<std::string>>(6)};
 }
 
-std::optional<RuntimeStatsRecord> TraceReader::runtimeStats(int64_t compile_id) const {
-  SqliteQuery row(*db_, "SELECT calls, total_ms FROM runtime_stats WHERE compile_id = ?1",
-                  compile_id);
-  if (!row.next()) return std::nullopt;
-  return RuntimeStatsRecord{.calls = row.get<int64_t>(0), .total_ms = row.get<double>(1)};
+std::vector<MemoryLayoutRecord> TraceReader::memoryLayouts(int64_t compile_id) const {
+  auto named = [this](const SqliteQuery& row, int column) {
+    return parseJson(*db_, row, column,
+                     [](const std::string& text) { return namedIntegersFromJson(text); });
+  };
+  return selectAll(
+      *db_, R"sql(
+        SELECT bindings, arena_bytes, output_bytes, peak_bytes, measured_peak_bytes, offsets, sizes
+        FROM memory_layouts WHERE compile_id = ?1 ORDER BY id)sql",
+      [&](const SqliteQuery& row) {
+        return MemoryLayoutRecord{.bindings = named(row, 0),
+                                  .arena_bytes = row.get<int64_t>(1),
+                                  .output_bytes = row.get<int64_t>(2),
+                                  .peak_bytes = row.get<int64_t>(3),
+                                  .measured_peak_bytes = row.get<std::optional<int64_t>>(4),
+                                  .offsets = named(row, 5),
+                                  .sizes = named(row, 6)};
+      },
+      compile_id);
+}
+
+std::vector<RunErrorRecord> TraceReader::runErrors(int64_t compile_id) const {
+  return selectAll(
+      *db_, R"sql(
+        SELECT node, message, created_at FROM run_errors WHERE compile_id = ?1 ORDER BY id)sql",
+      [](const SqliteQuery& row) {
+        return RunErrorRecord{.node = row.get<std::optional<std::string>>(0),
+                              .message = row.get<std::string>(1),
+                              .created_at = row.get<std::string>(2)};
+      },
+      compile_id);
+}
+
+std::vector<KernelStatsRecord> TraceReader::kernelStats(int64_t compile_id) const {
+  return selectAll(
+      *db_, R"sql(
+        SELECT kernel, implementation, calls, total_ms, scratch_bytes
+        FROM kernel_stats WHERE compile_id = ?1 ORDER BY total_ms DESC, kernel)sql",
+      [](const SqliteQuery& row) {
+        return KernelStatsRecord{.kernel = row.get<std::string>(0),
+                                 .implementation = row.get<std::string>(1),
+                                 .calls = row.get<int64_t>(2),
+                                 .total_ms = row.get<double>(3),
+                                 .scratch_bytes = row.get<int64_t>(4)};
+      },
+      compile_id);
 }
 
 std::vector<GraphBreakRecord> TraceReader::graphBreaks(int64_t run_id) const {

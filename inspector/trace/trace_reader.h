@@ -69,7 +69,12 @@ public:
   std::vector<KernelRecord> kernels(int64_t compile_id) const;
   std::vector<BufferRecord> buffers(int64_t compile_id) const;
   std::optional<MemoryPlanRecord> memoryPlan(int64_t compile_id) const;
-  std::optional<RuntimeStatsRecord> runtimeStats(int64_t compile_id) const;
+  // One per binding the compile ran at, in the order they were first recorded.
+  std::vector<MemoryLayoutRecord> memoryLayouts(int64_t compile_id) const;
+  // In the order they happened.
+  std::vector<RunErrorRecord> runErrors(int64_t compile_id) const;
+  // Slowest first (total time), then by name.
+  std::vector<KernelStatsRecord> kernelStats(int64_t compile_id) const;
 
   // Bisections of one compile, or of every compile; in the order they were recorded.
   std::vector<BisectionRow> bisections(std::optional<int64_t> compile_id = std::nullopt) const;

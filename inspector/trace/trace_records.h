@@ -8,6 +8,7 @@
 // -Wmissing-field-initializers flags fields without one).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,13 +164,31 @@ struct BufferRecord {
 
 struct MemoryPlanRecord {
   int64_t arena_bytes = 0;
-  int64_t peak_bytes = 0;                       // as planned
-  std::optional<int64_t> measured_peak_bytes{}; // as run, when measured
+  int64_t peak_bytes = 0; // as planned: arena + outputs (v6)
+  // As run, when measured: a static plan's; a symbolic plan's are per binding (memory_layouts).
+  std::optional<int64_t> measured_peak_bytes{};
   // Symbolic plans (dynamic shapes): the expressions; the byte columns are then -1.
   std::optional<std::string> arena_expr{};
   std::optional<std::string> peak_expr{};
+  // Bytes handed to the caller (v6; absent in older traces), -1 with output_expr when symbolic.
+  std::optional<int64_t> output_bytes{};
+  std::optional<std::string> output_expr{};
 
   bool operator==(const MemoryPlanRecord&) const = default;
+};
+
+// The layout a compile ran with for one binding of its symbols (none for static shapes), and
+// what its calls measured.
+struct MemoryLayoutRecord {
+  std::map<std::string, int64_t> bindings{}; // {"s0": 8}
+  int64_t arena_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t peak_bytes = 0;                       // arena + outputs
+  std::optional<int64_t> measured_peak_bytes{}; // the highest a call measured
+  std::map<std::string, int64_t> offsets{};     // arena buffers, by name
+  std::map<std::string, int64_t> sizes{};       // every buffer of the plan, by name; -1 unknown
+
+  bool operator==(const MemoryLayoutRecord&) const = default;
 };
 
 struct GraphBreakRecord {
@@ -208,12 +227,24 @@ struct WarningRecord {
   bool operator==(const WarningRecord&) const = default;
 };
 
-// Totals since the compiled graph was first called.
-struct RuntimeStatsRecord {
+// A compiled graph's run that failed (the graph then runs eagerly, unless strict).
+struct RunErrorRecord {
+  std::optional<std::string> node{}; // the node that failed, as the runtime describes it
+  std::string message{};
+  std::string created_at{}; // empty: the writer stamps the time of recording
+
+  bool operator==(const RunErrorRecord&) const = default;
+};
+
+// One kernel's totals since its compiled graph was built.
+struct KernelStatsRecord {
+  std::string kernel{};         // the kernel's name ("k3"), or the node's description
+  std::string implementation{}; // "library:aten.mm", "generated:loupe.fused", ...
   int64_t calls = 0;
   double total_ms = 0;
+  int64_t scratch_bytes = 0; // the most a call allocated beyond the plan (workspaces, copies)
 
-  bool operator==(const RuntimeStatsRecord&) const = default;
+  bool operator==(const KernelStatsRecord&) const = default;
 };
 
 // A node the culprit decision of a bisection involved, with its user source location. Empty

@@ -251,8 +251,52 @@ ALTER TABLE kernels ADD COLUMN cache TEXT;
 ALTER TABLE kernels ADD COLUMN build_ms REAL;
 )sql";
 
+// Version 8: what ran. Per-kernel run-time stats replace the per-compile totals (which only
+// `loupe run` wrote; they are dropped); each binding of its symbols a compile ran at gets its
+// concrete memory layout and measured peak; memory plans state the bytes handed to the caller
+// (graph outputs left the arena: a plan's peak is now arena + outputs); a compiled graph whose
+// run failed records the error (the graph then runs eagerly).
+constexpr const char* kVersion8 = R"sql(
+DROP TABLE runtime_stats;
+
+CREATE TABLE kernel_stats (
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  kernel TEXT NOT NULL,
+  implementation TEXT NOT NULL,
+  calls INTEGER NOT NULL,
+  total_ms REAL NOT NULL,
+  scratch_bytes INTEGER NOT NULL,
+  PRIMARY KEY (compile_id, kernel)
+) WITHOUT ROWID;
+
+CREATE TABLE memory_layouts (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  bindings TEXT NOT NULL,
+  arena_bytes INTEGER NOT NULL,
+  output_bytes INTEGER NOT NULL,
+  peak_bytes INTEGER NOT NULL,
+  measured_peak_bytes INTEGER,
+  offsets TEXT NOT NULL,
+  sizes TEXT NOT NULL,
+  UNIQUE (compile_id, bindings)
+);
+
+ALTER TABLE memory_plans ADD COLUMN output_bytes INTEGER;
+ALTER TABLE memory_plans ADD COLUMN output_expr TEXT;
+
+CREATE TABLE run_errors (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  node TEXT,
+  message TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX run_errors_by_compile ON run_errors (compile_id);
+)sql";
+
 constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                    kVersion5, kVersion6, kVersion7};
+                                    kVersion5, kVersion6, kVersion7, kVersion8};
 
 } // namespace
 

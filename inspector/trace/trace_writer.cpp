@@ -121,10 +121,12 @@ TraceWriter::TraceWriter(std::string path)
 }
 
 TraceWriter::~TraceWriter() {
+  if (!mutex_) return; // moved from
   // The last writer to close turns the trace back into one self-contained file: readers of
   // a WAL file must create -wal and -shm files beside it, which litters the directory and
   // fails where it is read-only. Leaving WAL needs the file to itself, so while any other
   // process has it open this does nothing and the next writer to close tries again.
+  std::lock_guard lock(*mutex_);
   if (db_) db_->tryExec("PRAGMA journal_mode = DELETE");
 }
 
@@ -135,6 +137,7 @@ const std::string& TraceWriter::path() const {
 }
 
 int64_t TraceWriter::beginRun(const RunInfo& run) {
+  std::lock_guard lock(*mutex_);
   requireJson(*db_, "run options", run.options_json);
   return db_->insert(R"sql(
     INSERT INTO runs (started_at, pid, host, command, torch_version, loupe_version, options)
@@ -144,6 +147,7 @@ int64_t TraceWriter::beginRun(const RunInfo& run) {
 }
 
 int64_t TraceWriter::beginCompile(int64_t run_id, const CompileInfo& compile) {
+  std::lock_guard lock(*mutex_);
   requireOneOf(*db_, "graph kind", compile.graph_kind,
                {"forward", "backward", "inference", "graph"});
   requireJson(*db_, "compile input signature", compile.input_signature_json);
@@ -157,6 +161,7 @@ int64_t TraceWriter::beginCompile(int64_t run_id, const CompileInfo& compile) {
 }
 
 void TraceWriter::finishCompile(int64_t compile_id, const CompileOutcome& outcome) {
+  std::lock_guard lock(*mutex_);
   requireOneOf(*db_, "compile status", outcome.status, {"ok", "error", "eager_fallback"});
   int64_t changed = db_->run(R"sql(
     UPDATE compiles SET status = ?2, error_message = ?3, error_pass = ?4, wall_ms = ?5
@@ -164,9 +169,11 @@ void TraceWriter::finishCompile(int64_t compile_id, const CompileOutcome& outcom
                              compile_id, outcome.status, outcome.error_message, outcome.error_pass,
                              outcome.wall_ms);
   if (changed == 0) throw db_->error("no compile with id " + std::to_string(compile_id));
+  checkpoint();
 }
 
 int64_t TraceWriter::recordPass(int64_t compile_id, const PassRecord& pass) {
+  std::lock_guard lock(*mutex_);
   const PassInfo& info = pass.info;
   requireOneOf(*db_, "pass status", info.status, {"ok", "failed"});
   SqliteTransaction transaction(*db_);
@@ -185,6 +192,7 @@ int64_t TraceWriter::recordPass(int64_t compile_id, const PassRecord& pass) {
 }
 
 int64_t TraceWriter::recordDecision(int64_t pass_id, const DecisionRecord& decision) {
+  std::lock_guard lock(*mutex_);
   std::optional<int64_t> compile_id;
   {
     SqliteQuery pass(*db_, "SELECT compile_id FROM passes WHERE id = ?1", pass_id);
@@ -201,6 +209,7 @@ int64_t TraceWriter::recordDecision(int64_t pass_id, const DecisionRecord& decis
 }
 
 void TraceWriter::recordKernel(int64_t compile_id, const KernelRecord& kernel) {
+  std::lock_guard lock(*mutex_);
   requireOneOf(*db_, "kernel kind", kernel.kind, {"generated", "library", "fallback", "view"});
   requireOneOf(*db_, "kernel target", kernel.target, {"cpu", "cuda"});
   if (kernel.cache) requireKernelCache(*db_, *kernel.cache);
@@ -215,6 +224,7 @@ void TraceWriter::recordKernel(int64_t compile_id, const KernelRecord& kernel) {
 
 void TraceWriter::recordKernelMaxError(int64_t compile_id, std::string_view kernel_name,
                                        double max_error) {
+  std::lock_guard lock(*mutex_);
   int64_t changed =
       db_->run("UPDATE kernels SET max_error = ?3 WHERE compile_id = ?1 AND name = ?2", compile_id,
                kernel_name, max_error);
@@ -230,6 +240,7 @@ void TraceWriter::recordKernelBuild(int64_t compile_id, std::string_view kernel_
 }
 
 void TraceWriter::recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers) {
+  std::lock_guard lock(*mutex_);
   SqliteTransaction transaction(*db_);
   for (const BufferRecord& buffer : buffers) {
     db_->run(R"sql(
@@ -243,21 +254,63 @@ void TraceWriter::recordBuffers(int64_t compile_id, const std::vector<BufferReco
 }
 
 void TraceWriter::recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan) {
+  std::lock_guard lock(*mutex_);
   db_->run(R"sql(
     INSERT OR REPLACE INTO memory_plans (compile_id, arena_bytes, peak_bytes, measured_peak_bytes,
-                                         arena_expr, peak_expr)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
+                                         arena_expr, peak_expr, output_bytes, output_expr)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql",
            compile_id, plan.arena_bytes, plan.peak_bytes, plan.measured_peak_bytes, plan.arena_expr,
-           plan.peak_expr);
+           plan.peak_expr, plan.output_bytes, plan.output_expr);
 }
 
-void TraceWriter::recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats) {
+void TraceWriter::recordMemoryLayout(int64_t compile_id, const MemoryLayoutRecord& layout) {
+  std::lock_guard lock(*mutex_);
   db_->run(R"sql(
-    INSERT OR REPLACE INTO runtime_stats (compile_id, calls, total_ms) VALUES (?1, ?2, ?3))sql",
-           compile_id, stats.calls, stats.total_ms);
+    INSERT INTO memory_layouts (compile_id, bindings, arena_bytes, output_bytes, peak_bytes,
+                                measured_peak_bytes, offsets, sizes)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+    ON CONFLICT (compile_id, bindings) DO UPDATE SET
+      arena_bytes = excluded.arena_bytes, output_bytes = excluded.output_bytes,
+      peak_bytes = excluded.peak_bytes, measured_peak_bytes = excluded.measured_peak_bytes,
+      offsets = excluded.offsets, sizes = excluded.sizes)sql",
+           compile_id, namedIntegersToJson(layout.bindings), layout.arena_bytes,
+           layout.output_bytes, layout.peak_bytes, layout.measured_peak_bytes,
+           namedIntegersToJson(layout.offsets), namedIntegersToJson(layout.sizes));
+}
+
+void TraceWriter::recordRunError(int64_t compile_id, const RunErrorRecord& error) {
+  std::lock_guard lock(*mutex_);
+  db_->run(R"sql(
+    INSERT INTO run_errors (compile_id, node, message, created_at) VALUES (?1, ?2, ?3, ?4))sql",
+           compile_id, error.node, error.message, timestampOrNow(error.created_at));
+  checkpoint();
+}
+
+void TraceWriter::recordKernelStats(int64_t compile_id,
+                                    const std::vector<KernelStatsRecord>& kernels) {
+  std::lock_guard lock(*mutex_);
+  {
+    SqliteTransaction transaction(*db_);
+    for (const KernelStatsRecord& k : kernels)
+      db_->run(R"sql(
+        INSERT OR REPLACE INTO kernel_stats (compile_id, kernel, implementation, calls, total_ms,
+                                             scratch_bytes)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
+               compile_id, k.kernel, k.implementation, k.calls, k.total_ms, k.scratch_bytes);
+    transaction.commit();
+  }
+  checkpoint();
+}
+
+void TraceWriter::checkpoint() {
+  std::lock_guard lock(*mutex_);
+  // Busy (a reader holds an old snapshot, another process writes): what could be copied was;
+  // the next checkpoint, or the last writer's close, does the rest.
+  db_->tryExec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 int64_t TraceWriter::recordBisection(int64_t compile_id, const BisectionRecord& bisection) {
+  std::lock_guard lock(*mutex_);
   requireOneOf(*db_, "bisection status", bisection.status,
                {"no_divergence", "culprit_decision", "culprit_pass"});
   for (const BisectionStepRecord& step : bisection.steps)
@@ -288,6 +341,7 @@ int64_t TraceWriter::recordBisection(int64_t compile_id, const BisectionRecord& 
 }
 
 void TraceWriter::recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break) {
+  std::lock_guard lock(*mutex_);
   db_->run(R"sql(
     INSERT INTO graph_breaks (run_id, compile_id, frame_name, reason, user_stack, created_at)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
@@ -297,17 +351,20 @@ void TraceWriter::recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph
 
 int64_t TraceWriter::markGuardFailed(int64_t compile_id, std::string_view kind,
                                      std::string_view expr) {
+  std::lock_guard lock(*mutex_);
   return db_->run("UPDATE guards SET failed = 1 WHERE compile_id = ?1 AND kind = ?2 AND expr = ?3",
                   compile_id, std::string(kind), std::string(expr));
 }
 
 void TraceWriter::recordGuard(int64_t compile_id, const GuardRecord& guard) {
+  std::lock_guard lock(*mutex_);
   db_->run(R"sql(
     INSERT INTO guards (compile_id, kind, expr, user_stack, failed) VALUES (?1, ?2, ?3, ?4, ?5))sql",
            compile_id, guard.kind, guard.expr, toJsonText(guard.user_stack), guard.failed);
 }
 
 void TraceWriter::recordGuards(int64_t compile_id, const std::vector<GuardRecord>& guards) {
+  std::lock_guard lock(*mutex_);
   SqliteTransaction transaction(*db_);
   for (const GuardRecord& guard : guards)
     recordGuard(compile_id, guard);
@@ -315,6 +372,7 @@ void TraceWriter::recordGuards(int64_t compile_id, const std::vector<GuardRecord
 }
 
 void TraceWriter::recordRecompile(int64_t compile_id, const RecompileRecord& recompile) {
+  std::lock_guard lock(*mutex_);
   db_->run(R"sql(
     INSERT INTO recompiles (compile_id, previous_compile_key, reason, failed_guard)
     VALUES (?1, ?2, ?3, ?4))sql",
@@ -322,6 +380,7 @@ void TraceWriter::recordRecompile(int64_t compile_id, const RecompileRecord& rec
 }
 
 void TraceWriter::recordWarning(int64_t run_id, const WarningRecord& warning) {
+  std::lock_guard lock(*mutex_);
   db_->run(R"sql(
     INSERT INTO warnings (run_id, compile_id, message, created_at)
     VALUES (?1, ?2, ?3, ?4))sql",

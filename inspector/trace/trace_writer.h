@@ -6,13 +6,19 @@
 // close returns it to a single self-contained file. Each recordPass is one transaction, so
 // a process killed mid-compile loses at most the pass in flight. Failures throw TraceError.
 //
-// One TraceWriter per thread: it holds a single sqlite connection.
+// The .db file alone is the whole trace at every checkpoint: finishing a compile and recording
+// kernel stats copy the write-ahead log into it (checkpoint()), so a trace copied without its
+// -wal file, or left by a process that never closed its writer, holds everything up to then.
+//
+// Calls may come from several threads (an executable reports its runs from the thread that
+// runs it): each call holds the writer to itself.
 
 #include "inspector/trace/trace_records.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +40,7 @@ public:
   int64_t beginRun(const RunInfo& run);
   // The compile starts with status "running" until finishCompile.
   int64_t beginCompile(int64_t run_id, const CompileInfo& compile);
+  // Then checkpoints: the compile's records are complete.
   void finishCompile(int64_t compile_id, const CompileOutcome& outcome);
 
   // Stores the pass and the snapshot it left. Identical snapshots are stored once.
@@ -51,8 +58,12 @@ public:
   void recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers);
   // Replaces the compile's plan: record it again once the peak has been measured.
   void recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan);
-  // Replaces the compile's totals.
-  void recordRuntimeStats(int64_t compile_id, const RuntimeStatsRecord& stats);
+  // Adds the layout of one binding, or replaces it (a later call measured more).
+  void recordMemoryLayout(int64_t compile_id, const MemoryLayoutRecord& layout);
+  // A run of the compile failed; then checkpoints.
+  void recordRunError(int64_t compile_id, const RunErrorRecord& error);
+  // Replaces the rows of these kernels (totals so far) in one transaction, then checkpoints.
+  void recordKernelStats(int64_t compile_id, const std::vector<KernelStatsRecord>& kernels);
 
   // A bisection of the compile and its steps, in one transaction.
   int64_t recordBisection(int64_t compile_id, const BisectionRecord& bisection);
@@ -68,11 +79,16 @@ public:
   void recordRecompile(int64_t compile_id, const RecompileRecord& recompile);
   void recordWarning(int64_t run_id, const WarningRecord& warning);
 
+  // Copies the write-ahead log into the .db file and empties it, as far as readers of the file
+  // allow without waiting for them.
+  void checkpoint();
+
   // Called inside recordPass's transaction after every row is written and before the commit,
   // so tests can kill the process exactly there.
   void setPassCommitHookForTesting(std::function<void()> hook);
 
 private:
+  std::unique_ptr<std::recursive_mutex> mutex_ = std::make_unique<std::recursive_mutex>();
   std::unique_ptr<SqliteDb> db_;
   std::function<void()> pass_commit_hook_;
 };

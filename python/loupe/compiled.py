@@ -1,13 +1,15 @@
 """Compiled graphs: compiling one aten graph (convert to .lir, run the C++ pipeline into the
 trace, build the executable) and the callables aot_autograd gets back: `LoupeGraph`, which runs
 the C++ executable on each call's tensors, `BisectingGraph` for bisect mode, or the graph's own
-eager forward when compiling failed. Also this process's graph numbering and the one graph an
-injected fault goes to."""
+eager forward when compiling failed. Also this process's graph numbering, the one graph an
+injected fault goes to, and what the process leaves in its traces at exit."""
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import sys
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -16,9 +18,12 @@ from functorch.compile import make_boxed_func
 from . import _C
 from .config import Config, parse_fault
 from .fx_to_lir import LirGraph, fx_to_lir, run_fallback, symbolic_outputs
-from .traces import begin_compile, describe
+from .traces import begin_compile, checkpoint_all, describe
 
 _graph_ids = itertools.count()
+# The compiled graphs alive: at exit their kernel stats go to the trace (a graph Dynamo still
+# holds is never destroyed, and destruction is when the executable writes them last).
+_live_graphs: weakref.WeakSet = weakref.WeakSet()
 _fault_used = False
 # Bisect mode's results, one dict per bisected graph (what _C.bisect returns, plus "graph").
 bisections: list[dict] = []
@@ -55,12 +60,24 @@ def fallback_for(lir: LirGraph) -> Callable:
 _to_dlpack = torch._C._to_dlpack
 
 
+def _flush_at_exit() -> None:
+    """The kernel stats of every live graph, then one checkpoint per trace."""
+    for graph in list(_live_graphs):
+        graph.compiled.flush_stats()
+    checkpoint_all()
+
+
+atexit.register(_flush_at_exit)
+
+
 class LoupeGraph:
     """A compiled aten graph: runs the C++ executable on the call's tensors.
 
     Its generated kernels are built in the background while Dynamo finishes the compile; the
     first call waits for them. Should the build fail (recorded in the trace as the compile's
-    failure), the graph runs eagerly from then on, or strict mode raises."""
+    failure), the graph runs eagerly from then on, or strict mode raises. So does a call whose
+    compiled run fails (the binding records the error, node and message, in the trace): that
+    call runs eagerly, and so does every later one."""
 
     def __init__(
         self, gm: torch.fx.GraphModule, lir: LirGraph, compiled: Any, graph_kind: str, strict: bool
@@ -82,6 +99,7 @@ class LoupeGraph:
             for output, position in enumerate(compiled.output_inputs)
             if position >= 0
         ]
+        _live_graphs.add(self)
 
     def __call__(self, *args) -> list:
         if not self.kernels_checked:
@@ -90,14 +108,26 @@ class LoupeGraph:
         if self.eager:
             return list(self.gm.forward(*args))
         values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
-        results = self.compiled.run(
-            [
-                _to_dlpack(value if isinstance(value, torch.Tensor) else torch.tensor(int(value)))
-                for value in values
-            ],
-            torch.get_num_threads(),  # BLAS follows torch.set_num_threads
-            True,  # returned inputs come back as None: they are filled in from `values`
-        )
+        try:
+            results = self.compiled.run(
+                [
+                    _to_dlpack(
+                        value if isinstance(value, torch.Tensor) else torch.tensor(int(value))
+                    )
+                    for value in values
+                ],
+                torch.get_num_threads(),  # BLAS follows torch.set_num_threads
+                True,  # returned inputs come back as None: they are filled in from `values`
+            )
+        except Exception as error:
+            # Recorded by the binding. The graph is functional: its inputs are as they were, so
+            # eager runs this call from the start.
+            if self.strict:
+                raise
+            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
+            print(message, file=sys.stderr)
+            self.eager = True
+            return list(self.gm.forward(*args))
         for output, position in self.returned_inputs:
             results[output] = values[position]
         if self.outputs_are_results:
@@ -209,6 +239,7 @@ def compile_graph(
             compile_id=compile_id,
             failure_status=failure,
             inject_fault=fault,
+            stats_interval=config.stats_interval,
         )
         graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
         if config.bisect:

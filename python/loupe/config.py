@@ -31,6 +31,9 @@ class Config:
     # compiled, values differ from eager) or "torch" (torch draws them, one fallback node per
     # dropout, results match eager). docs/python-adapter.md.
     dropout_rng: str = "loupe"
+    # Seconds of wall time between writes of the kernel stats into the trace while the program
+    # runs (checked at the end of a call); they are written at exit too.
+    stats_interval: float = 5.0
 
     @staticmethod
     def resolve(options: dict[str, Any] | None) -> Config:
@@ -45,6 +48,7 @@ class Config:
             "bisect",
             "inject_fault",
             "dropout_rng",
+            "stats_interval",
         }
         unknown = set(options) - known
         if unknown:
@@ -59,6 +63,9 @@ class Config:
             bisect=options.get("bisect", env.get("LOUPE_BISECT", "").lower() in _TRUE),
             inject_fault=options.get("inject_fault", env.get("LOUPE_INJECT_FAULT")),
             dropout_rng=options.get("dropout_rng", env.get("LOUPE_DROPOUT_RNG", "loupe")),
+            stats_interval=float(
+                options.get("stats_interval", env.get("LOUPE_STATS_INTERVAL", 5.0))
+            ),
         )
         if config.dropout_rng not in DROPOUT_RNG:
             raise ValueError(

@@ -35,6 +35,12 @@ def default_trace_path() -> str:
     return _default_trace_path
 
 
+def checkpoint_all() -> None:
+    """Copies each trace's write-ahead log into its .db file: the file alone is the trace."""
+    for trace, _ in _traces.values():
+        trace.checkpoint()
+
+
 def open_trace(config: Config) -> tuple[_C.Trace, int]:
     path = config.trace or default_trace_path()
     if path not in _traces:

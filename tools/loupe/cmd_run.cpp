@@ -71,6 +71,7 @@ int runRun(const RunOptions& options) {
   if (recorder) compileOptions.instrumentation = {recorder.get()};
   compileOptions.buildExecutable = true;
   compileOptions.executable.check = options.check;
+  compileOptions.executable.instrumentation = recorder.get(); // the run's memory, kernel stats
   CompileResult compiled = compileGraph(graph.clone(), compileOptions);
   // The trace keeps a failure (the failed pass and its graph are already recorded).
   if (recorder && !compiled.ok()) recorder->finishCompile(compiled, "error");
@@ -108,8 +109,7 @@ int runRun(const RunOptions& options) {
     if (options.check && !options.noCompile)
       for (const auto& [name, s] : executable.stats().kernels)
         writer->recordKernelMaxError(recorder->compileId(), name, s.maxAbsError);
-    writer->recordRuntimeStats(recorder->compileId(), RuntimeStatsRecord{1, runMs});
-    recorder->recordMeasuredArena(executable.arenaBytes());
+    executable.reportStats();
     recorder->finishCompile(compiled, "error");
     std::cout << "trace: " << options.trace << " (compile " << recorder->compileId() << ")\n";
   }

@@ -1,6 +1,7 @@
-// `loupe show`: what a trace holds (runs → compiles → passes, with counts), as a table or one
-// JSON document; or, with --compile and --pass, one snapshot in .lir; or, with --compile and
-// --decisions, the compile's decisions and the rule (file:line) behind each.
+// `loupe show`: what a trace holds (runs → compiles → passes, with counts; each compile's kernels
+// by time and its memory, planned beside measured), as a table or one JSON document; or, with
+// --compile and --pass, one snapshot in .lir; or, with --compile and --decisions, the compile's
+// decisions and the rule (file:line) behind each.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -18,6 +19,91 @@ std::string fixed(double value, int digits) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
+}
+
+// A measured peak this far above the planned one is flagged: memory the plan does not show
+// (kernel scratch, copies) is worth a look.
+constexpr double kMeasuredAbovePlan = 1.25;
+constexpr size_t kKernelsShown = 10;
+
+std::string bytesText(int64_t value, const std::optional<std::string>& expr) {
+  return (expr ? *expr : std::to_string(value)) + " B";
+}
+
+std::string bindingsText(const std::map<std::string, int64_t>& bindings) {
+  std::string text;
+  for (const auto& [symbol, value] : bindings)
+    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(value);
+  return text;
+}
+
+// "planned peak P B (arena A B + outputs O B), measured M B", flagged when M is well above P,
+// with the kernel whose scratch is largest: what the plan does not hold.
+std::string plannedAndMeasured(const std::string& peak, const std::string& arena,
+                               const std::optional<std::string>& outputs, int64_t plannedPeak,
+                               std::optional<int64_t> measured,
+                               const std::optional<KernelStatsRecord>& largestScratch) {
+  std::string text = "planned peak " + peak + " (arena " + arena;
+  text += outputs ? " + outputs " + *outputs + ")" : ")";
+  if (!measured) return text;
+  text += ", measured " + std::to_string(*measured) + " B";
+  if (plannedPeak > 0 && double(*measured) > kMeasuredAbovePlan * double(plannedPeak))
+    text += "  ! " + fixed(100.0 * double(*measured - plannedPeak) / double(plannedPeak), 0) +
+            "% above the plan" +
+            (largestScratch ? " (largest kernel scratch: " + largestScratch->kernel + " " +
+                                  largestScratch->implementation + ", " +
+                                  std::to_string(largestScratch->scratch_bytes) + " B)"
+                            : "");
+  return text;
+}
+
+void printMemory(const TraceReader& reader, int64_t compileId) {
+  auto plan = reader.memoryPlan(compileId);
+  if (!plan) return;
+  std::optional<std::string> outputs;
+  if (plan->output_bytes) outputs = bytesText(*plan->output_bytes, plan->output_expr);
+  auto layouts = reader.memoryLayouts(compileId);
+  std::optional<KernelStatsRecord> largestScratch;
+  for (const KernelStatsRecord& k : reader.kernelStats(compileId))
+    if (k.scratch_bytes > (largestScratch ? largestScratch->scratch_bytes : 0)) largestScratch = k;
+  bool symbolic = plan->peak_bytes < 0;
+  std::optional<int64_t> measured = plan->measured_peak_bytes;
+  if (!symbolic)
+    for (const auto& layout : layouts)
+      if (layout.bindings.empty()) measured = layout.measured_peak_bytes;
+  std::cout << "    memory: "
+            << plannedAndMeasured(bytesText(plan->peak_bytes, plan->peak_expr),
+                                  bytesText(plan->arena_bytes, plan->arena_expr), outputs,
+                                  plan->peak_bytes, symbolic ? std::nullopt : measured,
+                                  largestScratch)
+            << (symbolic ? " (symbolic)" : "") << "\n";
+  for (const auto& layout : layouts) {
+    if (layout.bindings.empty()) continue;
+    std::cout << "      at " << bindingsText(layout.bindings) << ": "
+              << plannedAndMeasured(bytesText(layout.peak_bytes, std::nullopt),
+                                    bytesText(layout.arena_bytes, std::nullopt),
+                                    bytesText(layout.output_bytes, std::nullopt), layout.peak_bytes,
+                                    layout.measured_peak_bytes, largestScratch)
+              << "\n";
+  }
+}
+
+void printKernelTimes(const TraceReader& reader, int64_t compileId) {
+  auto stats = reader.kernelStats(compileId);
+  if (stats.empty()) return;
+  std::cout << "    kernel time (slowest first):\n";
+  for (size_t i = 0; i < stats.size() && i < kKernelsShown; ++i) {
+    const KernelStatsRecord& k = stats[i];
+    std::printf("      %-8s %-34s %8lld calls %10s ms %10s ms/call", k.kernel.c_str(),
+                k.implementation.c_str(), static_cast<long long>(k.calls),
+                fixed(k.total_ms, 3).c_str(),
+                fixed(k.calls ? k.total_ms / double(k.calls) : 0, 4).c_str());
+    if (k.scratch_bytes > 0)
+      std::printf("  scratch %lld B", static_cast<long long>(k.scratch_bytes));
+    std::printf("\n");
+  }
+  if (stats.size() > kKernelsShown)
+    std::cout << "      ... " << stats.size() - kKernelsShown << " more\n";
 }
 
 void printText(const TraceReader& reader, const TraceCounts& counts) {
@@ -41,6 +127,9 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
       if (c.outcome.error_message)
         std::cout << "    error" << (c.outcome.error_pass ? " in " + *c.outcome.error_pass : "")
                   << ": " << *c.outcome.error_message << "\n";
+      for (const RunErrorRecord& e : reader.runErrors(c.id))
+        std::cout << "    run failed" << (e.node ? " at " + *e.node : "") << " (" << e.created_at
+                  << "), ran eagerly since: " << e.message << "\n";
       auto passes = reader.passes(c.id);
       if (passes.empty()) continue;
       std::printf("    %-3s %-26s %9s  %-7s %-4s %-13s %s\n", "#", "pass", "ms", "changed", "plan",
@@ -70,16 +159,8 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
                       (k.build_ms ? " " + fixed(*k.build_ms, 1) + " ms" : "");
         if (!builds.empty()) std::cout << "    kernel builds: " << builds << "\n";
       }
-      if (auto plan = reader.memoryPlan(c.id)) {
-        auto bytes = [](int64_t value, const std::optional<std::string>& expr) {
-          return (expr ? *expr : std::to_string(value)) + " B";
-        };
-        std::cout << "    memory: peak " << bytes(plan->peak_bytes, plan->peak_expr) << ", arena "
-                  << bytes(plan->arena_bytes, plan->arena_expr);
-        if (plan->measured_peak_bytes)
-          std::cout << ", measured arena " << *plan->measured_peak_bytes << " B";
-        std::cout << "\n";
-      }
+      printKernelTimes(reader, c.id);
+      printMemory(reader, c.id);
     }
   }
   std::cout << "totals: " << counts.summary.compiles << " compiles, " << counts.summary.passes
@@ -129,6 +210,12 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
           {"name", c.info.frame_name}, {"file", c.info.frame_file}, {"line", c.info.frame_line}};
       cj["status"] = c.outcome.status;
       if (c.outcome.error_message) cj["error"] = *c.outcome.error_message;
+      cj["run_errors"] = nlohmann::ordered_json::array();
+      for (const RunErrorRecord& e : reader.runErrors(c.id))
+        cj["run_errors"].push_back(
+            {{"node", e.node ? nlohmann::ordered_json(*e.node) : nlohmann::ordered_json()},
+             {"message", e.message},
+             {"created_at", e.created_at}});
       if (c.outcome.wall_ms) cj["wall_ms"] = *c.outcome.wall_ms;
       cj["passes"] = nlohmann::ordered_json::array();
       for (const auto& p : reader.passes(c.id))
@@ -149,6 +236,31 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
                {"cache", *k.cache},
                {"build_ms",
                 k.build_ms ? nlohmann::ordered_json(*k.build_ms) : nlohmann::ordered_json()}});
+      cj["kernel_stats"] = nlohmann::ordered_json::array();
+      for (const KernelStatsRecord& k : reader.kernelStats(c.id))
+        cj["kernel_stats"].push_back({{"kernel", k.kernel},
+                                      {"implementation", k.implementation},
+                                      {"calls", k.calls},
+                                      {"total_ms", k.total_ms},
+                                      {"scratch_bytes", k.scratch_bytes}});
+      if (auto plan = reader.memoryPlan(c.id)) {
+        nlohmann::ordered_json memory = {{"arena_bytes", plan->arena_bytes},
+                                         {"peak_bytes", plan->peak_bytes},
+                                         {"measured_peak_bytes", nullptr},
+                                         {"layouts", nlohmann::ordered_json::array()}};
+        if (plan->measured_peak_bytes) memory["measured_peak_bytes"] = *plan->measured_peak_bytes;
+        if (plan->peak_expr) memory["peak_expr"] = *plan->peak_expr;
+        for (const MemoryLayoutRecord& layout : reader.memoryLayouts(c.id))
+          memory["layouts"].push_back(
+              {{"bindings", layout.bindings},
+               {"arena_bytes", layout.arena_bytes},
+               {"output_bytes", layout.output_bytes},
+               {"peak_bytes", layout.peak_bytes},
+               {"measured_peak_bytes", layout.measured_peak_bytes
+                                           ? nlohmann::ordered_json(*layout.measured_peak_bytes)
+                                           : nlohmann::ordered_json()}});
+        cj["memory"] = std::move(memory);
+      }
       r["compiles"].push_back(std::move(cj));
     }
     doc["detail"].push_back(std::move(r));

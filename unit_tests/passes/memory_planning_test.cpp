@@ -20,7 +20,7 @@ Value* compute(Graph& g, std::string name, std::vector<Value*> operands, TensorT
   return n->result();
 }
 
-MemoryPlan planMemory(Graph& g) {
+MemoryPlan runMemoryPlanning(Graph& g) {
   PipelineOptions options;
   PassInstrumentation none;
   Plan plan;
@@ -53,15 +53,17 @@ TEST(MemoryPlanning, ViewExtendsTheLifetimeOfItsBase) {
   Value* d = compute(g, "d", {c}, f32({8, 4})); // step 4
   g.setOutputs({d});
 
-  MemoryPlan plan = planMemory(g);
+  MemoryPlan plan = runMemoryPlanning(g);
   EXPECT_EQ(bufferOf(plan, "p"), nullptr) << "a view gets no buffer of its own";
   ASSERT_NE(bufferOf(plan, "a"), nullptr);
   EXPECT_EQ(bufferOf(plan, "a")->firstUse, 0);
   EXPECT_EQ(bufferOf(plan, "a")->lastUse, 3);
-  // Step 2 holds a (128) and b (512); without the view, a would be dead by then.
+  // Step 2 holds a (128) and b (512); without the view, a would be dead by then. The output d
+  // (128) is handed to the caller, outside the arena.
   EXPECT_TRUE(plan.concrete);
-  EXPECT_EQ(plan.peakBytes, SymExpr(640));
-  EXPECT_GE(*plan.arenaBytes.constant(), 640);
+  EXPECT_EQ(plan.arenaBytes, SymExpr(640));
+  EXPECT_EQ(plan.outputBytes, SymExpr(128));
+  EXPECT_EQ(plan.peakBytes, SymExpr(640 + 128));
   EXPECT_NE(bufferOf(plan, "a")->offset, bufferOf(plan, "b")->offset);
 }
 
@@ -73,7 +75,7 @@ TEST(MemoryPlanning, GraphOutputsLiveToTheEndAndInputsStayOutOfTheArena) {
   Value* late = compute(g, "late", {tmp}, f32({4, 8}));
   g.setOutputs({early, late});
 
-  MemoryPlan plan = planMemory(g);
+  MemoryPlan plan = runMemoryPlanning(g);
   const BufferAssignment* e = bufferOf(plan, "early");
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(e->graphOutput);
@@ -82,7 +84,26 @@ TEST(MemoryPlanning, GraphOutputsLiveToTheEndAndInputsStayOutOfTheArena) {
   ASSERT_NE(in, nullptr);
   EXPECT_TRUE(in->graphInput);
   EXPECT_EQ(in->offset, -1);
-  // early, tmp and late are all live at step 2: three 128-byte buffers, none of them x.
+  // Only tmp is in the arena: the outputs are handed to the caller, x is the caller's.
+  EXPECT_EQ(e->offset, -1);
+  EXPECT_EQ(bufferOf(plan, "late")->offset, -1);
+  EXPECT_EQ(bufferOf(plan, "tmp")->offset, 0);
+  EXPECT_EQ(plan.arenaBytes, SymExpr(128));
+  EXPECT_EQ(plan.outputBytes, SymExpr(2 * 128));
+  EXPECT_EQ(plan.peakBytes, SymExpr(3 * 128));
+}
+
+TEST(MemoryPlanning, OutputsThatCannotBeHandedOutAsTheyAreCountAsCopies) {
+  Graph g;
+  Value* x = g.addInput(f32({4, 8}), "x");
+  Value* a = compute(g, "a", {x}, f32({4, 8}));
+  Value* p = permute(g, x); // a view of an input: copied
+  // x itself (the caller's tensor, free), a once (its own allocation), a again (a copy), p.
+  g.setOutputs({x, a, a, p});
+
+  MemoryPlan plan = runMemoryPlanning(g);
+  EXPECT_EQ(plan.arenaBytes, SymExpr(0));
+  EXPECT_EQ(plan.outputBytes, SymExpr(3 * 128));
   EXPECT_EQ(plan.peakBytes, SymExpr(3 * 128));
 }
 
@@ -94,7 +115,7 @@ TEST(MemoryPlanning, ViewOfAnOutputKeepsItsBaseToTheEnd) {
   compute(g, "later", {x}, f32({4, 8}));
   g.setOutputs({p});
 
-  MemoryPlan plan = planMemory(g);
+  MemoryPlan plan = runMemoryPlanning(g);
   const BufferAssignment* base = bufferOf(plan, "a");
   ASSERT_NE(base, nullptr);
   EXPECT_TRUE(base->graphOutput);
@@ -109,11 +130,12 @@ TEST(MemoryPlanning, SymbolicSizesGiveASymbolicPeakAndNoOffsets) {
   Value* b = compute(g, "b", {a}, f32({s0, 8}));
   g.setOutputs({b});
 
-  MemoryPlan plan = planMemory(g);
+  MemoryPlan plan = runMemoryPlanning(g);
   EXPECT_FALSE(plan.concrete);
   EXPECT_EQ(bufferOf(plan, "a")->bytes, 32 * s0);
   EXPECT_EQ(bufferOf(plan, "a")->offset, -1);
-  EXPECT_EQ(plan.peakBytes, 64 * s0); // a and b both live at step 1
+  EXPECT_EQ(plan.arenaBytes, 32 * s0); // a; b is the output
+  EXPECT_EQ(plan.peakBytes, 64 * s0);
 }
 
 } // namespace

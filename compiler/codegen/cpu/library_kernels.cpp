@@ -11,6 +11,7 @@
 #include "compiler/codegen/cpu/library/concatenate.h"
 #include "compiler/codegen/cpu/library/embedding.h"
 #include "compiler/codegen/cpu/library/normalization.h"
+#include "compiler/codegen/cpu/library/scratch.h"
 #include "compiler/ir/error.h"
 
 namespace loupe {
@@ -92,16 +93,16 @@ struct Conv2dGeometry {
 };
 
 template <typename T>
-void im2col(const Conv2dGeometry& g, const T* groupInput, std::vector<T>& columns) {
+void im2col(const Conv2dGeometry& g, const T* groupInput, T* columns) {
   g.forEachColumnEntry([&](int64_t column, int64_t offset) {
-    columns[static_cast<size_t>(column)] = offset < 0 ? T(0) : groupInput[offset];
+    columns[column] = offset < 0 ? T(0) : groupInput[offset];
   });
 }
 
 template <typename T>
-void col2imAdd(const Conv2dGeometry& g, const std::vector<T>& columns, T* groupGradInput) {
+void col2imAdd(const Conv2dGeometry& g, const T* columns, T* groupGradInput) {
   g.forEachColumnEntry([&](int64_t column, int64_t offset) {
-    if (offset >= 0) groupGradInput[offset] += columns[static_cast<size_t>(column)];
+    if (offset >= 0) groupGradInput[offset] += columns[column];
   });
 }
 
@@ -114,12 +115,12 @@ void convolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attr
   Tensor x = inputs[0]->contiguous(), w = inputs[1]->contiguous();
   Conv2dGeometry g(x, w, out, attrs);
   int64_t pixels = g.pixels(), patch = g.patch(), groupFilters = g.groupFilters();
-  std::vector<T> columns(static_cast<size_t>(patch * pixels));
+  Scratch<T> columns(patch * pixels);
   T* output = out.dataAs<T>();
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t group = 0; group < g.groups; ++group) {
       if (pixels == 0 || groupFilters == 0) continue;
-      im2col(g, x.dataAs<T>() + g.groupInputOffset(n, group), columns);
+      im2col(g, x.dataAs<T>() + g.groupInputOffset(n, group), columns.data());
       gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(groupFilters), static_cast<int>(pixels),
            static_cast<int>(patch), w.dataAs<T>() + group * groupFilters * patch,
            static_cast<int>(patch), columns.data(), static_cast<int>(pixels),
@@ -149,7 +150,7 @@ void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrM
   for (Tensor& output : outputs)
     std::memset(output.data(), 0, output.nbytes());
   int64_t pixels = g.pixels(), patch = g.patch(), groupFilters = g.groupFilters();
-  std::vector<T> columns(static_cast<size_t>(patch * pixels));
+  Scratch<T> columns(patch * pixels);
   T* gradInput = outputs[0].dataAs<T>();
   T* gradWeight = outputs[1].dataAs<T>();
   for (int64_t n = 0; n < g.batch; ++n)
@@ -158,7 +159,7 @@ void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrM
       const T* groupGradOut = gradOut.dataAs<T>() + g.groupOutputOffset(n, group);
       const T* groupWeight = w.dataAs<T>() + group * groupFilters * patch;
       if (mask[1]) {
-        im2col(g, x.dataAs<T>() + g.groupInputOffset(n, group), columns);
+        im2col(g, x.dataAs<T>() + g.groupInputOffset(n, group), columns.data());
         gemm(CblasNoTrans, CblasTrans, static_cast<int>(groupFilters), static_cast<int>(patch),
              static_cast<int>(pixels), groupGradOut, static_cast<int>(pixels), columns.data(),
              static_cast<int>(pixels), gradWeight + group * groupFilters * patch,
@@ -168,7 +169,7 @@ void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrM
         gemm(CblasTrans, CblasNoTrans, static_cast<int>(patch), static_cast<int>(pixels),
              static_cast<int>(groupFilters), groupWeight, static_cast<int>(patch), groupGradOut,
              static_cast<int>(pixels), columns.data(), static_cast<int>(pixels));
-        col2imAdd(g, columns, gradInput + g.groupInputOffset(n, group));
+        col2imAdd(g, columns.data(), gradInput + g.groupInputOffset(n, group));
       }
     }
   if (mask[2]) {

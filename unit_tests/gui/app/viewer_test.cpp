@@ -387,5 +387,41 @@ TEST_F(ViewerTest, ATraceClosedWhileItsJobsWaitGetsNoneOfTheirResults) {
   EXPECT_NE(viewer_->document()->details(1), nullptr) << "the open trace's";
 }
 
+// What ran: recorded kernel times order the kernels panel, and a symbolic memory plan is drawn
+// at the first size the compile ran at, in bytes.
+TEST_F(ViewerTest, KernelsComeSlowestFirstAndASymbolicPlanAtASizeItRanAt) {
+  const std::string path = writeTrace(dir_ / "ran.db");
+  {
+    TraceWriter writer(path);
+    for (const char* name : {"k0", "k1"})
+      writer.recordKernel(1, {.name = name, .kind = "generated", .target = "cpu"});
+    writer.recordKernelStats(1, {{.kernel = "k0", .calls = 4, .total_ms = 1},
+                                 {.kernel = "k1", .calls = 4, .total_ms = 5}});
+    writer.recordBuffers(
+        1, {{.name = "x", .size_bytes = -1, .is_graph_input = true, .size_expr = "128*s0"},
+            {.name = "h", .size_bytes = -1, .size_expr = "256*s0"}});
+    writer.recordMemoryPlan(
+        1, {.arena_bytes = -1, .peak_bytes = -1, .arena_expr = "256*s0", .peak_expr = "256*s0"});
+    writer.recordMemoryLayout(1, {.bindings = {{"s0", 8}},
+                                  .arena_bytes = 2048,
+                                  .peak_bytes = 2048,
+                                  .offsets = {{"h", 0}},
+                                  .sizes = {{"x", 1024}, {"h", 2048}}});
+  }
+  ASSERT_TRUE(viewer_->open(path)) << viewer_->openError();
+  frames(1);
+  viewer_->document()->details(viewer_->compile()->compileId); // read on the worker
+  viewer_->finishPendingWork();
+  const CompileDetails* read = viewer_->document()->details(viewer_->compile()->compileId);
+  ASSERT_NE(read, nullptr);
+  const CompileDetails& details = *read;
+  ASSERT_EQ(details.kernels.size(), 2u);
+  EXPECT_EQ(details.kernels[0].name, "k1");
+  EXPECT_EQ(details.memory.laidOutAt, "at s0=8");
+  EXPECT_FALSE(details.memory.symbolic);
+  EXPECT_EQ(details.memory.plannedPeakBytes, 2048);
+  EXPECT_EQ(details.memory.peakBytes, 2048); // h, live in the arena
+}
+
 } // namespace
 } // namespace loupe::view

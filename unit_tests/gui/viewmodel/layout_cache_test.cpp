@@ -126,12 +126,22 @@ TEST(LayoutCache, DifferentOptionsOrExpansionAreDifferentEntries) {
 TEST(LayoutCache, OlderTraceIsUpgradedToKeepLayouts) {
   testing::ScratchDir dir;
   const std::string path = writeGeneratedTrace(dir.file("old.db"));
-  // Back to version 4: without what versions 5 (the cache), 6 and 7 added.
-  execSql(path,
-          "DROP TABLE layout_cache; ALTER TABLE passes DROP COLUMN plan_changed;"
-          "ALTER TABLE decisions DROP COLUMN rule_file;"
-          "ALTER TABLE decisions DROP COLUMN rule_line; ALTER TABLE kernels DROP COLUMN cache;"
-          "ALTER TABLE kernels DROP COLUMN build_ms; PRAGMA user_version = 4;");
+  // Back to version 4: without what versions 5 (the cache), 6, 7 and 8 (what ran) added.
+  execSql(path, R"sql(
+    DROP TABLE layout_cache;
+    ALTER TABLE passes DROP COLUMN plan_changed;
+    ALTER TABLE decisions DROP COLUMN rule_file;
+    ALTER TABLE decisions DROP COLUMN rule_line;
+    ALTER TABLE kernels DROP COLUMN cache;
+    ALTER TABLE kernels DROP COLUMN build_ms;
+    DROP TABLE kernel_stats;
+    DROP TABLE memory_layouts;
+    DROP TABLE run_errors;
+    ALTER TABLE memory_plans DROP COLUMN output_bytes;
+    ALTER TABLE memory_plans DROP COLUMN output_expr;
+    CREATE TABLE runtime_stats (compile_id INTEGER PRIMARY KEY, calls INTEGER NOT NULL,
+                                total_ms REAL NOT NULL);
+    PRAGMA user_version = 4;)sql");
   const Opened first(path);
   EXPECT_GT(first.layouter->graphvizRuns(), 0);
   EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/ir/error.h"
@@ -528,6 +529,31 @@ TEST(CompileDiff, PeakGrowingFasterThanEveryInputIsAMemoryDiff) {
       << grows.findings[0].message;
   EXPECT_FALSE(grows.same);
   EXPECT_TRUE(diffCompiles({&reader, a}, {&reader, slow}).findings.empty());
+}
+
+// Dynamic shapes: both plans are symbolic (-1 bytes), so the sizes each compile ran at, its
+// memory_layouts rows, are what is compared.
+TEST(CompileDiff, SymbolicPlansCompareTheirMemoryAtTheSizesTheyRanAt) {
+  TraceFile trace;
+  int64_t a = trace.compile({{"memory-planning", mlp(8)}});
+  int64_t c = trace.compile({{"memory-planning", mlp(16)}}, "0/1");
+  for (auto [compile, batch, peak] : {std::tuple{a, 8, 4096}, std::tuple{c, 16, 65536}}) {
+    trace.writer().recordBuffers(
+        compile, {{.name = "x", .size_bytes = -1, .is_graph_input = true, .size_expr = "256*s0"},
+                  {.name = "w", .size_bytes = 2048, .is_graph_input = true},
+                  {.name = "r", .size_bytes = -1, .is_graph_output = true, .size_expr = "32*s0"}});
+    trace.writer().recordMemoryPlan(
+        compile, {.arena_bytes = -1, .peak_bytes = -1, .arena_expr = "0", .peak_expr = "32*s0"});
+    trace.writer().recordMemoryLayout(compile, {.bindings = {{"s0", batch}},
+                                                .peak_bytes = peak,
+                                                .sizes = {{"x", 256 * batch}, {"w", 2048}}});
+  }
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].kind, "memory_diff");
+  EXPECT_NE(report.findings[0].message.find("4096 -> 65536"), std::string::npos)
+      << report.findings[0].message;
 }
 
 TEST(CompileDiff, UnparsableSnapshotIsAnErrorNamingCompileAndPass) {

@@ -1,5 +1,6 @@
-// Guarantees across processes: a writer killed mid-pass loses only that pass, and several
-// processes can append to one trace at once.
+// Guarantees across processes: a writer killed mid-pass loses only that pass, the .db file alone
+// holds every finished compile and every recorded kernel stat even when its writer never closed,
+// and several processes can append to one trace at once.
 
 #include "inspector/trace/trace_reader.h"
 #include "inspector/trace/trace_writer.h"
@@ -9,6 +10,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,6 +70,31 @@ TEST(TraceProcesses, KilledWriterLosesOnlyThePassInFlight) {
   // The file stays usable: the lost pass can be recorded again.
   TraceWriter(path).recordPass(1, samplePass("fuse", 2, sampleSnapshot("fused", 2)));
   EXPECT_EQ(TraceReader(path).passes(1).size(), 3u);
+}
+
+TEST(TraceProcesses, TheDbFileAloneHoldsWhatAKilledWriterCheckpointed) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  int status = runInChild([&] {
+    TraceWriter writer(path);
+    int64_t compile_id =
+        writer.beginCompile(writer.beginRun(sampleRun("host-a")), sampleCompile("0/0"));
+    writer.recordPass(compile_id, samplePass("cse", 0, sampleSnapshot("cse", 3)));
+    writer.finishCompile(compile_id, {.status = "ok", .wall_ms = 1});
+    writer.recordKernelStats(compile_id, {{.kernel = "k0", .calls = 7, .total_ms = 2}});
+    std::raise(SIGKILL); // the writer never closes: the file stays in WAL mode
+  });
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+
+  // Copied without its -wal file, as someone sharing the trace would.
+  const std::string copy = dir.file("copy.db");
+  std::filesystem::copy_file(path, copy);
+  TraceReader reader(copy);
+  EXPECT_EQ(reader.compile(1).outcome.status, "ok");
+  EXPECT_EQ(reader.snapshotAfterPass(1, "cse"), sampleSnapshot("cse", 3));
+  ASSERT_EQ(reader.kernelStats(1).size(), 1u);
+  EXPECT_EQ(reader.kernelStats(1)[0].calls, 7);
 }
 
 TEST(TraceProcesses, ConcurrentWritersAllLand) {

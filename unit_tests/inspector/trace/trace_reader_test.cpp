@@ -39,7 +39,9 @@ void readEverything(const TraceReader& reader) {
     reader.kernels(compile.id);
     reader.buffers(compile.id);
     reader.memoryPlan(compile.id);
-    reader.runtimeStats(compile.id);
+    reader.memoryLayouts(compile.id);
+    reader.kernelStats(compile.id);
+    reader.runErrors(compile.id);
     reader.guards(compile.id);
     reader.recompiles(compile.id);
     reader.bisections(compile.id);
@@ -57,6 +59,7 @@ void writeSmallTrace(const std::string& path) {
   writer.recordKernel(compile_id, {.name = "k0", .kind = "generated", .target = "cpu"});
   writer.recordGuard(compile_id, {.kind = "TENSOR_MATCH", .expr = "check_tensor(L['x'])"});
   writer.recordWarning(run_id, {.message = "slow path"});
+  writer.recordMemoryLayout(compile_id, {.bindings = {{"s0", 2}}, .offsets = {{"3", 0}}});
   writer.finishCompile(compile_id, {.status = "ok", .wall_ms = 1});
 }
 
@@ -194,6 +197,10 @@ TEST(TraceReader, MalformedJsonIsATraceErrorNamingTheColumn) {
   std::string out_of_range = traceErrorMessage([&] { reader.guards(1); });
   EXPECT_TRUE(out_of_range.starts_with(path + ": malformed JSON in column user_stack"))
       << out_of_range;
+
+  execSql(path, R"sql(UPDATE memory_layouts SET offsets = '{"3": 1.5}')sql");
+  std::string fraction = traceErrorMessage([&] { reader.memoryLayouts(1); });
+  EXPECT_TRUE(fraction.starts_with(path + ": malformed JSON in column offsets")) << fraction;
 }
 
 } // namespace

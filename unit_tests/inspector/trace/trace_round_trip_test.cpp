@@ -95,7 +95,14 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
        .last_use = 2,
        .is_graph_output = true},
   };
-  const MemoryPlanRecord plan = {.arena_bytes = 8192, .peak_bytes = 12288};
+  const MemoryPlanRecord plan = {.arena_bytes = 8192, .peak_bytes = 12288, .output_bytes = 4096};
+  const MemoryLayoutRecord layout = {.bindings = {{"s0", 8}},
+                                     .arena_bytes = 8192,
+                                     .output_bytes = 4096,
+                                     .peak_bytes = 12288,
+                                     .measured_peak_bytes = 12800,
+                                     .offsets = {{"3", 0}, {"4", 4096}},
+                                     .sizes = {{"x", 4096}, {"3", 4096}, {"4", 2048}}};
   const GuardRecord guard = {.kind = "SHAPE_ENV",
                              .expr = "L['x'].size()[0] <= 1024",
                              .user_stack = kUserStack,
@@ -103,8 +110,17 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
   const RecompileRecord recompile = {.previous_compile_key = "0/0",
                                      .reason = "size mismatch",
                                      .failed_guard = "L['x'].size()[0] == 8"};
-  const RuntimeStatsRecord stats = {.calls = 10, .total_ms = 3.75};
+  const std::vector<KernelStatsRecord> stats = {
+      {.kernel = "k0",
+       .implementation = "library:aten.mm",
+       .calls = 10,
+       .total_ms = 3.75,
+       .scratch_bytes = 512},
+      {.kernel = "k1", .implementation = "generated:loupe.fused", .calls = 10, .total_ms = 0.5}};
   const CompileOutcome outcome = {.status = "ok", .wall_ms = 42.5};
+  const RunErrorRecord run_error = {.node = "%5 = loupe.fallback",
+                                    .message = "runtime error: shape mismatch",
+                                    .created_at = "2024-05-01T12:00:04.000Z"};
 
   int64_t run_id = 0;
   int64_t compile_id = 0;
@@ -135,7 +151,9 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
                .message = "falling back for aten.nonzero",
                .created_at = "2024-05-01T12:00:03.000Z"};
     writer.recordWarning(run_id, warning);
-    writer.recordRuntimeStats(compile_id, stats);
+    writer.recordKernelStats(compile_id, stats);
+    writer.recordMemoryLayout(compile_id, layout);
+    writer.recordRunError(compile_id, run_error);
     writer.finishCompile(compile_id, outcome);
   }
 
@@ -174,7 +192,9 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
   EXPECT_EQ(reader.kernels(compile_id), kernels);
   EXPECT_EQ(reader.buffers(compile_id), buffers);
   EXPECT_EQ(reader.memoryPlan(compile_id), plan);
-  EXPECT_EQ(reader.runtimeStats(compile_id), stats);
+  EXPECT_EQ(reader.kernelStats(compile_id), stats); // slowest first
+  EXPECT_EQ(reader.memoryLayouts(compile_id), std::vector<MemoryLayoutRecord>{layout});
+  EXPECT_EQ(reader.runErrors(compile_id), std::vector<RunErrorRecord>{run_error});
   EXPECT_EQ(reader.graphBreaks(run_id), std::vector<GraphBreakRecord>{graph_break});
   EXPECT_EQ(reader.guards(compile_id), std::vector<GuardRecord>{guard});
   EXPECT_EQ(reader.recompiles(compile_id), std::vector<RecompileRecord>{recompile});
@@ -263,7 +283,7 @@ TEST(TraceRoundTrip, WriterStampsMissingTimestamps) {
       << reader.warnings(run_id)[0].created_at;
 }
 
-TEST(TraceRoundTrip, PlanAndRuntimeStatsAreReplacedNotDuplicated) {
+TEST(TraceRoundTrip, PlanLayoutsAndKernelStatsAreReplacedNotDuplicated) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");
   TraceWriter writer(path);
@@ -272,13 +292,25 @@ TEST(TraceRoundTrip, PlanAndRuntimeStatsAreReplacedNotDuplicated) {
   writer.recordMemoryPlan(compile_id, {.arena_bytes = 100, .peak_bytes = 200});
   writer.recordMemoryPlan(compile_id,
                           {.arena_bytes = 100, .peak_bytes = 200, .measured_peak_bytes = 250});
-  writer.recordRuntimeStats(compile_id, {.calls = 1, .total_ms = 2});
-  writer.recordRuntimeStats(compile_id, {.calls = 5, .total_ms = 9});
+  writer.recordKernelStats(compile_id, {{.kernel = "k0", .calls = 1, .total_ms = 2},
+                                        {.kernel = "k1", .calls = 1, .total_ms = 1}});
+  writer.recordKernelStats(compile_id, {{.kernel = "k0", .calls = 5, .total_ms = 9}});
+  const MemoryLayoutRecord at8 = {.bindings = {{"s0", 8}}, .peak_bytes = 80},
+                           at16 = {.bindings = {{"s0", 16}}, .peak_bytes = 160};
+  writer.recordMemoryLayout(compile_id, at8);
+  writer.recordMemoryLayout(compile_id, at16);
+  MemoryLayoutRecord at8Measured = at8;
+  at8Measured.measured_peak_bytes = 96;
+  writer.recordMemoryLayout(compile_id, at8Measured);
 
   TraceReader reader(path);
   EXPECT_EQ(reader.memoryPlan(compile_id),
             (MemoryPlanRecord{.arena_bytes = 100, .peak_bytes = 200, .measured_peak_bytes = 250}));
-  EXPECT_EQ(reader.runtimeStats(compile_id), (RuntimeStatsRecord{.calls = 5, .total_ms = 9}));
+  EXPECT_EQ(reader.kernelStats(compile_id),
+            (std::vector<KernelStatsRecord>{{.kernel = "k0", .calls = 5, .total_ms = 9},
+                                            {.kernel = "k1", .calls = 1, .total_ms = 1}}));
+  // A binding measured again keeps its place: the first recorded comes first.
+  EXPECT_EQ(reader.memoryLayouts(compile_id), (std::vector<MemoryLayoutRecord>{at8Measured, at16}));
   EXPECT_EQ(queryInt(path, "SELECT count(*) FROM memory_plans"), 1);
   EXPECT_FALSE(reader.memoryPlan(compile_id + 1));
 }

@@ -62,6 +62,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
                           {.name = "k0", .kind = "generated", .target = "cpu", .max_error = 0.5});
       writer.recordKernelBuild(1, "k0", true, 1.5);
       writer.recordBisection(1, {.status = "culprit_decision", .decision_ordinal = 1});
+      writer.recordKernelStats(1, {{.kernel = "k0", .calls = 2, .total_ms = 1}});
+      writer.recordMemoryLayout(1, {.bindings = {{"s0", 4}}, .peak_bytes = 64});
     }
     EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
 
@@ -79,6 +81,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     EXPECT_EQ(reader.kernels(1)[0].build_ms, 1.5);
     ASSERT_EQ(reader.bisections(1).size(), 1u);
     EXPECT_EQ(reader.bisections(1)[0].bisection.decision_ordinal, 1);
+    EXPECT_EQ(reader.kernelStats(1).at(0).calls, 2);
+    EXPECT_EQ(reader.memoryLayouts(1).at(0).peak_bytes, 64);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/library/blas.h"
+#include "compiler/codegen/cpu/library/scratch.h"
 #include "compiler/ir/attribute.h"
 #include "compiler/tensor/tensor.h"
 
@@ -106,7 +107,7 @@ void attention(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
   const Tensor &q = *inputs[0], &k = *inputs[1], &v = *inputs[2];
   AttentionProblem<T> problem(q, k, inputs.size() > 3 ? inputs[3] : nullptr, attrs);
   const int64_t headDim = problem.headDim, queries = problem.queries;
-  std::vector<T> p(static_cast<size_t>(kAttentionRowBlock * problem.keys));
+  Scratch<T> p(kAttentionRowBlock * problem.keys);
   T* out = outputs[0].dataAs<T>();
   T* lse = outputs[1].dataAs<T>();
   for (int64_t b = 0; b < problem.batch; ++b)
@@ -134,8 +135,7 @@ void attentionBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   const Tensor &gradOut = *inputs[0], &q = *inputs[1], &k = *inputs[2], &v = *inputs[3];
   AttentionProblem<T> problem(q, k, inputs.size() > 6 ? inputs[6] : nullptr, attrs);
   const int64_t headDim = problem.headDim, queries = problem.queries, keys = problem.keys;
-  size_t block = static_cast<size_t>(kAttentionRowBlock * keys);
-  std::vector<T> p(block), ds(block);
+  Scratch<T> p(kAttentionRowBlock * keys), ds(kAttentionRowBlock * keys);
   for (size_t i = 1; i <= 2; ++i)
     std::fill_n(outputs[i].dataAs<T>(), outputs[i].numel(), T(0));
   for (int64_t b = 0; b < problem.batch; ++b)
