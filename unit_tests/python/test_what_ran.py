@@ -242,3 +242,21 @@ def test_strict_mode_raises_a_failed_run_after_recording_it(trace_path):
     with pytest.raises(Exception, match="must match the size"):
         compiled(torch.randn(4, 3))
     assert query(trace_path, "SELECT count(*) FROM run_errors") == [(1,)]
+
+
+def test_median_of_a_0d_tensor_runs_compiled_forward_and_backward(trace_path):
+    """median's backward on a 0-d input scatters into a 0-d tensor; it runs compiled, with no
+    run error, and matches eager."""
+
+    def model(x):
+        return torch.median(x, 0)[0] + torch.nanmedian(x, 0, keepdim=True)[0].sum()
+
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    x = torch.randn((), requires_grad=True)
+    compiled(x).backward()
+    expected = x.detach().clone().requires_grad_(True)
+    model(expected).backward()
+    torch.testing.assert_close(x.grad, expected.grad)
+    assert query(trace_path, "SELECT count(*) FROM run_errors") == [(0,)]
+    statuses = query(trace_path, "SELECT status FROM compiles")
+    assert statuses and all(status == "ok" for (status,) in statuses)
