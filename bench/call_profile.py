@@ -48,15 +48,10 @@ class TimedRun:
         finally:
             self.seconds += time.perf_counter() - start
 
-    def stats(self):
-        return self.compiled.stats()
-
-    def wait_for_kernels(self):
-        self.compiled.wait_for_kernels()
-
-    @property
-    def output_inputs(self):
-        return self.compiled.output_inputs
+    def __getattr__(self, name):
+        # Everything else (stats, wait_for_kernels, output_inputs, flush_stats, ...) is the
+        # CompiledGraph's own, so the adapter sees no difference.
+        return getattr(self.compiled, name)
 
 
 class ProfiledLoupeGraph(loupe_compiled.LoupeGraph):
