@@ -124,9 +124,7 @@ class LoupeGraph:
             # eager runs this call from the start.
             if self.strict:
                 raise
-            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
-            print(message, file=sys.stderr)
-            self.eager = True
+            self.run_eagerly_from_now(error)
             return list(self.gm.forward(*args))
         for output, position in self.returned_inputs:
             results[output] = values[position]
@@ -148,9 +146,13 @@ class LoupeGraph:
         except Exception as error:
             if self.strict:
                 raise
-            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
-            print(message, file=sys.stderr)
-            self.eager = True
+            self.run_eagerly_from_now(error)
+
+    def run_eagerly_from_now(self, error: Exception) -> None:
+        """Says why on stderr; from now on the graph runs eagerly."""
+        message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
+        print(message, file=sys.stderr)
+        self.eager = True
 
 
 class BisectingGraph:
