@@ -254,7 +254,7 @@ void Executable::planSlots() {
     for (const Value* result : step.node->results()) {
       if (!result->type().isTensor()) continue;
       const TensorType& type = result->tensorType();
-      SymExpr bytes = numel(type.shape) * SymExpr(static_cast<int64_t>(dtypeSize(type.dtype)));
+      SymExpr bytes = bufferBytes(type);
       if (planned == memory_.buffers.size() || memory_.buffers[planned].bytes != bytes)
         throw mismatch("no buffer of " + bytes.str() + " bytes for " + valueLabel(result));
       int slot = slotOf.at(result);
