@@ -49,10 +49,6 @@ int64_t peakLiveBytes(const std::vector<BufferInterval>& buffers) {
   return peak;
 }
 
-SymExpr bytesOf(const TensorType& type) {
-  return numel(type.shape) * SymExpr(static_cast<int64_t>(dtypeSize(type.dtype)));
-}
-
 bool isView(const Node& node) {
   const OpInfo* info = OpRegistry::global().find(node.op());
   return info && info->kind == OpKind::View && node.numOperands() && node.operand(0);
@@ -88,7 +84,7 @@ public:
       if (!b.graphInput && handedOut.insert(storage).second)
         outputBytes_ += b.bytes;
       else
-        outputBytes_ += bytesOf(out->tensorType()); // a copy
+        outputBytes_ += bufferBytes(out->tensorType()); // a copy
     }
   }
 
@@ -104,7 +100,7 @@ private:
   void addBuffer(const Value* v, int step, bool graphInput) {
     BufferAssignment b;
     b.value = v->name();
-    b.bytes = bytesOf(v->tensorType());
+    b.bytes = bufferBytes(v->tensorType());
     b.offset = -1;
     b.firstUse = b.lastUse = step;
     b.graphInput = graphInput;
@@ -137,6 +133,10 @@ int64_t evaluateOrUnknown(const SymExpr& e, const SymbolBindings& bindings) {
 }
 
 } // namespace
+
+SymExpr bufferBytes(const TensorType& type) {
+  return numel(type.shape) * SymExpr(static_cast<int64_t>(dtypeSize(type.dtype)));
+}
 
 ArenaLayout layoutArena(const std::vector<BufferInterval>& buffers, int64_t alignment) {
   if (alignment <= 0) throw Error("memory", "arena alignment must be positive");

@@ -36,6 +36,10 @@ struct ArenaLayout {
 // live at the same time overlap.
 ArenaLayout layoutArena(const std::vector<BufferInterval>& buffers, int64_t alignment = 64);
 
+// The bytes of a buffer holding a tensor of `type`, as the plan states them (the executable
+// matches its buffers to the plan's by them).
+SymExpr bufferBytes(const TensorType& type);
+
 // The buffers of a graph (inputs first, then each non-view result in step order) with their
 // lifetimes; with concrete sizes also their offsets (layOutMemory), else offsets of -1.
 MemoryPlan planMemory(const Graph& graph);

@@ -254,7 +254,7 @@ void Executable::planSlots() {
     for (const Value* result : step.node->results()) {
       if (!result->type().isTensor()) continue;
       const TensorType& type = result->tensorType();
-      SymExpr bytes = numel(type.shape) * SymExpr(static_cast<int64_t>(dtypeSize(type.dtype)));
+      SymExpr bytes = bufferBytes(type);
       if (planned == memory_.buffers.size() || memory_.buffers[planned].bytes != bytes)
         throw mismatch("no buffer of " + bytes.str() + " bytes for " + valueLabel(result));
       int slot = slotOf.at(result);
@@ -282,26 +282,24 @@ void Executable::planSlots() {
 void Executable::layOut(const SymbolBindings& bindings) {
   laidOutFor_.reset(); // until every step is bound again
   auto kept = memoryUses_.find(bindings);
-  if (kept == memoryUses_.end() && memoryUses_.size() < kMaxMemoryUses)
-    kept =
-        memoryUses_.emplace(bindings, MemoryUse{&memory_, bindings, layoutToRun(memory_, bindings)})
-            .first;
-  if (kept != memoryUses_.end()) {
-    use_ = &kept->second;
-  } else {
-    unkeptUse_ = MemoryUse{&memory_, bindings, layoutToRun(memory_, bindings)};
-    use_ = &unkeptUse_;
+  if (kept == memoryUses_.end()) {
+    MemoryUse use{&memory_, bindings, layoutToRun(memory_, bindings)};
+    if (memoryUses_.size() < kMaxMemoryUses)
+      kept = memoryUses_.emplace(bindings, std::move(use)).first;
+    else
+      unkeptUse_ = std::move(use);
   }
-  layout_ = use_->layout;
+  use_ = kept != memoryUses_.end() ? &kept->second : &unkeptUse_;
+  const MemoryLayout& layout = use_->layout;
   // Sized to the layout, so that a call holds the arena its plan states.
-  if (!arena_.defined() || arena_.numel() != layout_.arenaBytes)
-    arena_ = Tensor::empty(DType::U8, {layout_.arenaBytes});
+  if (!arena_.defined() || arena_.numel() != layout.arenaBytes)
+    arena_ = Tensor::empty(DType::U8, {layout.arenaBytes});
   bufferTensors_.assign(buffers_.size(), Tensor());
   for (size_t b = 0; b < buffers_.size(); ++b) {
     Buffer& buffer = buffers_[b];
     buffer.shape = evaluateShape(buffer.type->shape, bindings);
     if (!buffer.ownAllocation)
-      bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + layout_.offsets[buffer.planned],
+      bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + layout.offsets[buffer.planned],
                                          buffer.type->dtype, buffer.shape);
   }
   for (Step& step : steps_) {
@@ -316,6 +314,11 @@ void Executable::layOut(const SymbolBindings& bindings) {
     step.view.reset();
   }
   laidOutFor_ = bindings;
+}
+
+const MemoryLayout& Executable::memoryLayout() const {
+  static const MemoryLayout kNone;
+  return use_ ? use_->layout : kNone;
 }
 
 void Executable::resetStats() {

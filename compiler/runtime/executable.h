@@ -105,7 +105,7 @@ public:
   // The memory plan it runs (given, or made for an empty plan).
   const MemoryPlan& memoryPlan() const { return memory_; }
   // The layout of the last run's binding (empty before the first run).
-  const MemoryLayout& memoryLayout() const { return layout_; }
+  const MemoryLayout& memoryLayout() const;
   // Per binding run so far (at most kMaxMemoryUses of them are kept).
   const std::map<SymbolBindings, MemoryUse>& memoryUses() const { return memoryUses_; }
   static constexpr size_t kMaxMemoryUses = 64;
@@ -145,10 +145,9 @@ private:
   // The layout of the last binding: an arena view per arena buffer, a shape per output buffer.
   std::optional<SymbolBindings> laidOutFor_;
   MemoryPlan memory_;
-  MemoryLayout layout_;
   std::map<SymbolBindings, MemoryUse> memoryUses_;
-  MemoryUse unkeptUse_; // the binding's, past kMaxMemoryUses
-  MemoryUse* use_ = nullptr;
+  MemoryUse unkeptUse_;      // the binding's, past kMaxMemoryUses
+  MemoryUse* use_ = nullptr; // the last binding's: in memoryUses_, or unkeptUse_
   std::vector<Tensor> bufferTensors_;
   Tensor arena_;
   ExecutionStats stats_;

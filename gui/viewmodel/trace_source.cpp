@@ -68,9 +68,7 @@ CompileDetails TraceSource::details(int64_t compileId) const {
   readInto(layouts, d.error, [&] { return r.memoryLayouts(compileId); });
   ConcreteMemory memory = concreteMemory(d.buffers, d.memoryPlan, layouts);
   d.memory = buildMemoryTimeline(memory.buffers, memory.plan);
-  for (const auto& [symbol, value] : memory.bindings)
-    d.memory.laidOutAt +=
-        (d.memory.laidOutAt.empty() ? "at " : ", ") + symbol + "=" + std::to_string(value);
+  if (!memory.bindings.empty()) d.memory.laidOutAt = "at " + bindingsText(memory.bindings);
   return d;
 }
 

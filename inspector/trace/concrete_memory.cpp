@@ -29,4 +29,11 @@ ConcreteMemory concreteMemory(std::vector<BufferRecord> buffers,
   return memory;
 }
 
+std::string bindingsText(const std::map<std::string, int64_t>& bindings) {
+  std::string text;
+  for (const auto& [symbol, value] : bindings)
+    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(value);
+  return text;
+}
+
 } // namespace loupe

@@ -26,4 +26,7 @@ ConcreteMemory concreteMemory(std::vector<BufferRecord> buffers,
                               std::optional<MemoryPlanRecord> plan,
                               const std::vector<MemoryLayoutRecord>& layouts);
 
+// A binding as readers show it: "s0=8, s1=4" (empty for none).
+std::string bindingsText(const std::map<std::string, int64_t>& bindings);
+
 } // namespace loupe

@@ -70,6 +70,11 @@ def _flush_at_exit() -> None:
 atexit.register(_flush_at_exit)
 
 
+def say_running_eagerly(graph_kind: str, error: Exception) -> None:
+    """The one line on stderr for a graph Loupe could not compile or run: eager runs it."""
+    print(f"loupe: running {graph_kind} graph eagerly: {describe(error)}", file=sys.stderr)
+
+
 class LoupeGraph:
     """A compiled aten graph: runs the C++ executable on the call's tensors.
 
@@ -124,9 +129,7 @@ class LoupeGraph:
             # eager runs this call from the start.
             if self.strict:
                 raise
-            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
-            print(message, file=sys.stderr)
-            self.eager = True
+            self.run_eagerly_from_now(error)
             return list(self.gm.forward(*args))
         for output, position in self.returned_inputs:
             results[output] = values[position]
@@ -148,9 +151,12 @@ class LoupeGraph:
         except Exception as error:
             if self.strict:
                 raise
-            message = f"loupe: running {self.graph_kind} graph eagerly: {describe(error)}"
-            print(message, file=sys.stderr)
-            self.eager = True
+            self.run_eagerly_from_now(error)
+
+    def run_eagerly_from_now(self, error: Exception) -> None:
+        """Says why on stderr; from now on the graph runs eagerly."""
+        say_running_eagerly(self.graph_kind, error)
+        self.eager = True
 
 
 class BisectingGraph:
@@ -254,5 +260,5 @@ def compile_graph(
             trace.finish_compile(compile_id, failure, describe(error))
         if config.strict:
             raise
-        print(f"loupe: running {graph_kind} graph eagerly: {describe(error)}", file=sys.stderr)
+        say_running_eagerly(graph_kind, error)
         return make_boxed_func(gm.forward)

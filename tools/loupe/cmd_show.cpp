@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "inspector/trace/concrete_memory.h"
 #include "inspector/trace/trace_reader.h"
 #include "tools/loupe/commands.h"
 #include "tools/loupe/trace_counts.h"
@@ -28,13 +29,6 @@ constexpr size_t kKernelsShown = 10;
 
 std::string bytesText(int64_t value, const std::optional<std::string>& expr) {
   return (expr ? *expr : std::to_string(value)) + " B";
-}
-
-std::string bindingsText(const std::map<std::string, int64_t>& bindings) {
-  std::string text;
-  for (const auto& [symbol, value] : bindings)
-    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(value);
-  return text;
 }
 
 // "planned peak P B (arena A B + outputs O B), measured M B", flagged when M is well above P,

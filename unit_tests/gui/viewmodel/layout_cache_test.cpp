@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "gui/tools/graph_generator.h"
 #include "gui/viewmodel/layout_cache.h"
@@ -41,6 +43,46 @@ std::string writeGeneratedTrace(const std::string& path) {
   const int64_t compile = writer.beginCompile(writer.beginRun({}), {.compile_key = "0/0"});
   for (const PassRecord& pass : generatedPasses(400))
     writer.recordPass(compile, pass);
+  return path;
+}
+
+// Writes at `path` the rows of the trace at `current` as a trace of schema `version`: the
+// migrations up to `version` build the old schema (and its rows, which are kept) and every
+// column it shares with the current one is copied over. Returns `path`.
+std::string rewriteAtVersion(const std::string& current, const std::string& path, int version) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const auto exec = [db](const std::string& sql) {
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db) << " in " << sql;
+  };
+  for (int applied = 0; applied < version; ++applied)
+    exec(schemaMigrations()[static_cast<size_t>(applied)]);
+  exec("PRAGMA user_version = " + std::to_string(version));
+  exec("ATTACH DATABASE '" + current + "' AS current");
+  // One INSERT ... SELECT per old table, naming the columns both schemas have.
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, R"sql(
+    SELECT old.name, group_concat('"' || old_column.name || '"')
+    FROM main.sqlite_master AS old
+    JOIN pragma_table_info(old.name, 'main') AS old_column
+    JOIN pragma_table_info(old.name, 'current') AS current_column
+      ON current_column.name = old_column.name
+    WHERE old.type = 'table'
+    GROUP BY old.name)sql",
+                     -1, &stmt, nullptr);
+  std::vector<std::string> copies;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const std::string table = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    const std::string columns = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1));
+    copies.push_back("INSERT OR IGNORE INTO main.\"" + table + "\" (" + columns + ") SELECT " +
+                     columns + " FROM current.\"" + table + "\"");
+  }
+  sqlite3_finalize(stmt);
+  for (const std::string& copy : copies)
+    exec(copy);
+  exec("DETACH DATABASE current");
+  sqlite3_close(db);
   return path;
 }
 
@@ -125,23 +167,9 @@ TEST(LayoutCache, DifferentOptionsOrExpansionAreDifferentEntries) {
 
 TEST(LayoutCache, OlderTraceIsUpgradedToKeepLayouts) {
   testing::ScratchDir dir;
-  const std::string path = writeGeneratedTrace(dir.file("old.db"));
-  // Back to version 4: without what versions 5 (the cache), 6, 7 and 8 (what ran) added.
-  execSql(path, R"sql(
-    DROP TABLE layout_cache;
-    ALTER TABLE passes DROP COLUMN plan_changed;
-    ALTER TABLE decisions DROP COLUMN rule_file;
-    ALTER TABLE decisions DROP COLUMN rule_line;
-    ALTER TABLE kernels DROP COLUMN cache;
-    ALTER TABLE kernels DROP COLUMN build_ms;
-    DROP TABLE kernel_stats;
-    DROP TABLE memory_layouts;
-    DROP TABLE run_errors;
-    ALTER TABLE memory_plans DROP COLUMN output_bytes;
-    ALTER TABLE memory_plans DROP COLUMN output_expr;
-    CREATE TABLE runtime_stats (compile_id INTEGER PRIMARY KEY, calls INTEGER NOT NULL,
-                                total_ms REAL NOT NULL);
-    PRAGMA user_version = 4;)sql");
+  // Version 4 is the last one without the cache.
+  const std::string path =
+      rewriteAtVersion(writeGeneratedTrace(dir.file("current.db")), dir.file("old.db"), 4);
   const Opened first(path);
   EXPECT_GT(first.layouter->graphvizRuns(), 0);
   EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
