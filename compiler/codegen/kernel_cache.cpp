@@ -488,17 +488,15 @@ void KernelCache::evict() {
     return "";
   };
   for (const CacheFile& file : files) {
-    std::string owner = file.name;
-    if (file.kind == FileKind::Artifact) {
-      owner = file.name;
-    } else if (file.kind == FileKind::Source) {
+    std::string owner = file.name; // an artifact owns itself
+    if (file.kind == FileKind::Source) {
       if (std::string artifact = artifactOfStem(file.name.substr(0, 32)); !artifact.empty())
         owner = artifact;
     } else if (file.kind == FileKind::Index) {
       auto text = readPrivateFile((fs::path(dir_) / file.name).string(), kLargestIndex);
       auto named = text ? parseIndex(*text, nullptr) : std::nullopt;
       if (named && artifacts.count(named->artifact)) owner = named->artifact;
-    } else {
+    } else if (file.kind != FileKind::Artifact) {
       continue;
     }
     add(owner, file);
