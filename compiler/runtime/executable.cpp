@@ -103,8 +103,8 @@ struct Executable::Step {
   std::string implementation;
   const OpInfo* info = nullptr;
   CpuKernelFn function = nullptr;
-  CpuKernelSignature signature;
-  CpuKernelBinding launch; // the signature under the laid-out binding
+  KernelSignature signature;
+  KernelBinding launch; // the signature under the laid-out binding
   // Per operand: its slot, or -1 for an absent operand or an index operand (then `indexValue`).
   std::vector<int> operandSlots;
   std::vector<const SymExpr*> indexValues;
@@ -159,7 +159,7 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
     step.kind = byDefault;
     if (choice && choice->kind == KernelKind::Generated) {
       step.kind = StepKind::Generated;
-      step.signature = describeCpuKernel(*node, registry_);
+      step.signature = describeKernel(*node, registry_);
       // The plan's source is what the trace shows, so that is what runs; it was generated with
       // the built-in ops, so a custom registry regenerates it.
       if (!choice->source.empty() && !options_.registry)
@@ -306,7 +306,7 @@ void Executable::layOut(const SymbolBindings& bindings) {
     if (step.kind == StepKind::Library || step.kind == StepKind::View ||
         step.kind == StepKind::Reference)
       step.boundAttrs = step.node->attrs().bound(bindings);
-    if (step.kind == StepKind::Generated) step.launch = bindCpuKernel(step.signature, bindings);
+    if (step.kind == StepKind::Generated) step.launch = bindKernel(step.signature, bindings);
     step.indexOperands.assign(step.indexValues.size(), Tensor());
     for (size_t i = 0; i < step.indexValues.size(); ++i)
       if (step.indexValues[i])

@@ -5,20 +5,20 @@
 #include <algorithm>
 #include <cctype>
 
-#include "compiler/codegen/cpu/group_analysis.h"
 #include "compiler/codegen/cpu/kernel_emitter.h"
+#include "compiler/codegen/group_analysis.h"
 #include "compiler/ir/error.h"
 
 namespace loupe {
 
 bool canGenerateCpuKernel(const Node& node, std::string* whyNot, const OpRegistry& registry) {
   try {
-    cpu_codegen::GroupAnalysis group = cpu_codegen::analyzeGroup(node, registry);
+    codegen::GroupAnalysis group = codegen::analyzeGroup(node, registry);
     // Refuses an input of higher rank than its space here rather than when it is launched.
     for (const Value* input : group.inputs)
-      cpu_codegen::operandDims(group, input);
+      codegen::operandDims(group, input);
     return true;
-  } catch (const cpu_codegen::Unsupported& unsupported) {
+  } catch (const codegen::Unsupported& unsupported) {
     if (whyNot) *whyNot = unsupported.why;
   } catch (const Error& error) {
     if (whyNot) *whyNot = error.message();
@@ -40,7 +40,7 @@ GeneratedKernel generateCpuKernel(const Node& node, const std::string& kernelNam
     throw Error("codegen", "cannot generate a CPU kernel: " + why,
                 ErrorContext{.node = node.describe()});
   std::string entry = cpuKernelEntry(kernelName);
-  cpu_codegen::GroupAnalysis group = cpu_codegen::analyzeGroup(node, registry);
+  codegen::GroupAnalysis group = codegen::analyzeGroup(node, registry);
   return {entry, cpu_codegen::emitKernelSource(group, registry, entry)};
 }
 

@@ -7,10 +7,12 @@
 #include <map>
 
 #include "compiler/codegen/cpu/kernel_prelude.h"
-#include "compiler/codegen/cpu/scalar_expression.h"
+#include "compiler/codegen/scalar_expression.h"
 #include "compiler/ops/pointwise.h"
 
 namespace loupe::cpu_codegen {
+
+using namespace codegen; // the group analysis and scalar expressions the CUDA emitter shares
 
 namespace {
 

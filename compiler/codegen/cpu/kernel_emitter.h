@@ -7,13 +7,13 @@
 
 #include <string>
 
-#include "compiler/codegen/cpu/group_analysis.h"
+#include "compiler/codegen/group_analysis.h"
 #include "compiler/ops/op_registry.h"
 
 namespace loupe::cpu_codegen {
 
 // The complete translation unit: the prelude, then the function `entry`.
-std::string emitKernelSource(const GroupAnalysis& group, const OpRegistry& registry,
+std::string emitKernelSource(const codegen::GroupAnalysis& group, const OpRegistry& registry,
                              const std::string& entry);
 
 } // namespace loupe::cpu_codegen

@@ -74,7 +74,7 @@ std::vector<double> BinaryKernel::call(CpuKernelFn fn, std::vector<double> a, do
   Tensor x = Tensor::fromDoubles(a, DType::F32, {static_cast<int64_t>(a.size())});
   Tensor y = Tensor::fromDoubles({b}, DType::F32, {1});
   Tensor out = Tensor::empty(DType::F32, x.shape());
-  launchCpuKernel(fn, describeCpuKernel(*node), {{"n", x.size(0)}}, {&x, &y}, {&out});
+  launchCpuKernel(fn, describeKernel(*node), {{"n", x.size(0)}}, {&x, &y}, {&out});
   return out.toDoubles();
 }
 

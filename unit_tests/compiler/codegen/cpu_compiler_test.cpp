@@ -378,7 +378,7 @@ TEST(CpuCompiler, LaunchRejectsOperandsThatDoNotFitTheIterationSpace) {
   CpuKernelFn fn = CpuCompiler(freshCache()).load(multiply.kernel("mul"));
   Tensor x = Tensor::zeros(DType::F32, {4}), y = Tensor::zeros(DType::F32, {2});
   Tensor out = Tensor::empty(DType::F32, {4});
-  EXPECT_THROW(launchCpuKernel(fn, describeCpuKernel(*multiply.node), {{"n", 4}}, {&x, &y}, {&out}),
+  EXPECT_THROW(launchCpuKernel(fn, describeKernel(*multiply.node), {{"n", 4}}, {&x, &y}, {&out}),
                Error);
 }
 

@@ -1,12 +1,12 @@
 // Compute precision and scalar expressions of a group's elementwise ops (scalar_expression.h).
-#include "compiler/codegen/cpu/scalar_expression.h"
+#include "compiler/codegen/scalar_expression.h"
 
 #include <algorithm>
 
-#include "compiler/codegen/cpu/group_analysis.h"
+#include "compiler/codegen/group_analysis.h"
 #include "compiler/ops/pointwise.h"
 
-namespace loupe::cpu_codegen {
+namespace loupe::codegen {
 
 namespace {
 
@@ -68,4 +68,4 @@ std::string scalarExpression(const Node& node, const std::vector<std::string>& a
   return expr;
 }
 
-} // namespace loupe::cpu_codegen
+} // namespace loupe::codegen

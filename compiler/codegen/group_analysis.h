@@ -11,7 +11,7 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
 
-namespace loupe::cpu_codegen {
+namespace loupe::codegen {
 
 // Why a group is not generated: becomes canGenerateCpuKernel's `whyNot`.
 struct Unsupported {
@@ -45,8 +45,8 @@ bool isConstantNode(const Node* node);
 GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry);
 
 // For each dim of `value`, the iteration dim it is indexed by (right-aligned broadcasting), or
-// kNoIterationDim (cpu_kernel_abi.h). Throws Unsupported when the value has a higher rank than
-// its space.
+// kNoIterationDim (compiler/codegen/kernel_signature.h). Throws Unsupported when the value has a
+// higher rank than its space.
 std::vector<size_t> operandDims(const GroupAnalysis& group, const Value* value);
 
-} // namespace loupe::cpu_codegen
+} // namespace loupe::codegen

@@ -1,13 +1,13 @@
 // The analysis of a group before emission (group_analysis.h).
-#include "compiler/codegen/cpu/group_analysis.h"
+#include "compiler/codegen/group_analysis.h"
 
 #include <algorithm>
 #include <set>
 
-#include "compiler/codegen/cpu/cpu_kernel_abi.h"
-#include "compiler/codegen/cpu/scalar_expression.h"
+#include "compiler/codegen/kernel_signature.h"
+#include "compiler/codegen/scalar_expression.h"
 
-namespace loupe::cpu_codegen {
+namespace loupe::codegen {
 
 bool isConstantNode(const Node* node) {
   return node && node->op() == "loupe.constant";
@@ -220,4 +220,4 @@ std::vector<size_t> operandDims(const GroupAnalysis& group, const Value* value) 
   return {spaceToIteration.end() - static_cast<std::ptrdiff_t>(rank), spaceToIteration.end()};
 }
 
-} // namespace loupe::cpu_codegen
+} // namespace loupe::codegen

@@ -10,7 +10,7 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ops/op_registry.h"
 
-namespace loupe::cpu_codegen {
+namespace loupe::codegen {
 
 // The precision values of a dtype are computed in: half types widen to float.
 DType computeDType(DType dtype);
@@ -28,4 +28,4 @@ std::string scalarName(size_t index);
 std::string scalarExpression(const Node& node, const std::vector<std::string>& args,
                              const std::vector<SymExpr>& scalars, const OpRegistry& registry);
 
-} // namespace loupe::cpu_codegen
+} // namespace loupe::codegen
