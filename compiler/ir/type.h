@@ -16,6 +16,7 @@ struct Device {
   int index = 0;
 
   std::string str() const; // "cpu", "cuda:0"
+  bool isCpu() const { return kind == Kind::CPU; }
   friend bool operator==(const Device&, const Device&) = default;
 };
 

@@ -103,6 +103,7 @@ struct Executable::Step {
   std::string implementation;
   const OpInfo* info = nullptr;
   CpuKernelFn function = nullptr;
+  size_t deviceKernel = 0; // on a device: its index among the backend's generated kernels
   KernelSignature signature;
   KernelBinding launch; // the signature under the laid-out binding
   // Per operand: its slot, or -1 for an absent operand or an index operand (then `indexValue`).
@@ -141,7 +142,10 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
   for (const KernelChoice& choice : plan.kernels)
     choices[choice.name] = &choice;
 
-  std::vector<GeneratedKernel> generated;
+  DeviceBackend* device = options_.device.get();
+  std::vector<GeneratedKernel> generated; // host kernels
+  std::vector<std::string> generatedNames;
+  size_t deviceKernels = 0;
   for (const Node* node : graph_->nodes()) {
     Step step{node, StepKind::Reference, node->describe(), {}, registry_.find(node->op())};
     const KernelChoice* choice = nullptr;
@@ -160,14 +164,21 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
     if (choice && choice->kind == KernelKind::Generated) {
       step.kind = StepKind::Generated;
       step.signature = describeKernel(*node, registry_);
-      // The plan's source is what the trace shows, so that is what runs; it was generated with
-      // the built-in ops, so a custom registry regenerates it.
-      if (!choice->source.empty() && !options_.registry)
-        generated.push_back({cpuKernelEntry(step.kernel), choice->source});
-      else
-        generated.push_back(generateCpuKernel(*node, step.kernel, registry_));
+      if (device) {
+        step.deviceKernel = deviceKernels++;
+        device->addGeneratedKernel(step.kernel, *node, choice);
+      } else {
+        generatedNames.push_back(step.kernel);
+        // The plan's source is what the trace shows, so that is what runs; it was generated
+        // with the built-in ops, so a custom registry regenerates it.
+        if (!choice->source.empty() && !options_.registry)
+          generated.push_back({cpuKernelEntry(step.kernel), choice->source});
+        else
+          generated.push_back(generateCpuKernel(*node, step.kernel, registry_));
+      }
     } else if (choice && choice->kind == KernelKind::Library &&
-               hasCpuLibraryKernel(*node, nullptr)) {
+               (device ? device->hasLibraryKernel(*node, nullptr)
+                       : hasCpuLibraryKernel(*node, nullptr))) {
       step.kind = StepKind::Library;
     } else if (choice && choice->kind == KernelKind::Fallback) {
       step.kind = StepKind::Fallback;
@@ -180,11 +191,21 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
     steps_.push_back(std::move(step));
   }
 
-  bool background = options_.buildKernelsInBackground && !generated.empty();
+  bool background = options_.buildKernelsInBackground && (!generated.empty() || deviceKernels != 0);
   // Timed where it runs, so a background build's time leaves out the wait for it.
-  auto build = [compiler = options_.compiler, kernels = std::move(generated)] {
+  auto build = [compiler = options_.compiler, kernels = std::move(generated),
+                names = std::move(generatedNames), device = options_.device] {
     auto start = std::chrono::steady_clock::now();
-    KernelBuild built{CpuCompiler(compiler).build(kernels), 0};
+    KernelBuild built;
+    if (device) {
+      built.records = device->buildKernels();
+    } else {
+      std::vector<CpuKernelBuild> builds = CpuCompiler(compiler).build(kernels);
+      for (size_t k = 0; k < builds.size(); ++k) {
+        built.functions.push_back(builds[k].function);
+        built.records[names[k]] = {builds[k].fromCache, builds[k].buildMs, {}};
+      }
+    }
     built.ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return built;
@@ -198,12 +219,10 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
 
 void Executable::attachKernels(const KernelBuild& built) {
   kernelBuildMs_ = built.ms;
-  auto next = built.kernels.begin();
+  kernelBuilds_ = built.records;
+  auto next = built.functions.begin();
   for (Step& step : steps_)
-    if (step.kind == StepKind::Generated) {
-      step.function = next->function;
-      kernelBuilds_[step.kernel] = *next++;
-    }
+    if (step.kind == StepKind::Generated && next != built.functions.end()) step.function = *next++;
 }
 
 void Executable::waitForKernels() {
@@ -293,14 +312,14 @@ void Executable::layOut(const SymbolBindings& bindings) {
   const MemoryLayout& layout = use_->layout;
   // Sized to the layout, so that a call holds the arena its plan states.
   if (!arena_.defined() || arena_.numel() != layout.arenaBytes)
-    arena_ = Tensor::empty(DType::U8, {layout.arenaBytes});
+    arena_ = allocate(DType::U8, {layout.arenaBytes});
   bufferTensors_.assign(buffers_.size(), Tensor());
   for (size_t b = 0; b < buffers_.size(); ++b) {
     Buffer& buffer = buffers_[b];
     buffer.shape = evaluateShape(buffer.type->shape, bindings);
     if (!buffer.ownAllocation)
       bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + layout.offsets[buffer.planned],
-                                         buffer.type->dtype, buffer.shape);
+                                         buffer.type->dtype, buffer.shape, {}, device());
   }
   for (Step& step : steps_) {
     if (step.kind == StepKind::Library || step.kind == StepKind::View ||
@@ -429,19 +448,33 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
     std::vector<Tensor*> outputPointers;
     for (Tensor& output : outputs)
       outputPointers.push_back(&output);
-    launchCpuKernel(step.function, step.signature, step.launch, inputs, outputPointers);
+    if (options_.device)
+      options_.device->launch(step.deviceKernel, step.launch, inputs, outputPointers);
+    else
+      launchCpuKernel(step.function, step.signature, step.launch, inputs, outputPointers);
     break;
   }
   case StepKind::Library:
-    runCpuLibraryKernel(node, step.boundAttrs, inputs, outputs);
+    if (options_.device)
+      options_.device->runLibraryKernel(node, step.boundAttrs, inputs, outputs);
+    else
+      runCpuLibraryKernel(node, step.boundAttrs, inputs, outputs);
     break;
   case StepKind::Reference:
-    runReferenceInto(*step.info, node, inputs, step.boundAttrs, outputs);
-    break;
   case StepKind::Interpret: {
-    std::vector<Tensor> results = interpret(*node.body(), inputs, bindings, registry_);
+    // On a device, on host copies of the inputs, the results copied back.
+    std::vector<Tensor> hostInputs = onHost(inputs);
+    std::vector<const Tensor*> referenceInputs = options_.device ? pointers(hostInputs) : inputs;
+    std::vector<Tensor> results;
+    if (step.kind == StepKind::Interpret)
+      results = interpret(*node.body(), referenceInputs, bindings, registry_);
+    else if (!options_.device)
+      runReferenceInto(*step.info, node, inputs, step.boundAttrs, outputs);
+    else
+      results = runReference(*step.info, pointers(packed(referenceInputs)), step.boundAttrs,
+                             resultTypes(node), bindings);
     for (size_t r = 0; r < results.size(); ++r)
-      outputs[r].copyFrom(results[r]);
+      copyInto(outputs[r], results[r]);
     break;
   }
   case StepKind::View:
@@ -453,7 +486,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
     std::vector<Tensor> filled = outputs;
     options_.fallback(node, inputs, filled, bindings);
     for (size_t r = 0; r < outputs.size(); ++r)
-      if (filled.at(r).data() != outputs[r].data()) outputs[r].copyFrom(filled[r]);
+      if (filled.at(r).data() != outputs[r].data()) copyInto(outputs[r], filled[r]);
     break;
   }
   }
@@ -474,16 +507,20 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
   if (options_.afterStep) options_.afterStep(step.kernel, outputs);
 
   if (options_.check && (step.kind == StepKind::Generated || step.kind == StepKind::Library)) {
+    // On a device, against the reference on host copies.
+    std::vector<Tensor> hostInputs = onHost(inputs);
+    std::vector<const Tensor*> referenceInputs = options_.device ? pointers(hostInputs) : inputs;
     std::vector<Tensor> expected;
     if (node.hasBody())
-      expected = interpret(*node.body(), inputs, bindings, registry_);
+      expected = interpret(*node.body(), referenceInputs, bindings, registry_);
     else {
       if (!step.info) throw Error("runtime", "op " + node.op() + " is not registered");
-      expected = runReference(*step.info, pointers(packed(inputs)), node.attrs(), resultTypes(node),
-                              bindings);
+      expected = runReference(*step.info, pointers(packed(referenceInputs)), node.attrs(),
+                              resultTypes(node), bindings);
     }
     for (size_t r = 0; r < outputs.size(); ++r)
-      recordError(outputs[r], expected[r], stats);
+      recordError(options_.device ? options_.device->toHost(outputs[r]) : outputs[r], expected[r],
+                  stats);
   }
   for (size_t r = 0; r < outputs.size(); ++r)
     slots_[step.resultSlots[r]] = std::move(outputs[r]);
@@ -502,8 +539,37 @@ void Executable::report(int64_t measuredPeakBytes) {
     reportStats();
 }
 
+Tensor Executable::allocate(DType dtype, const std::vector<int64_t>& shape) const {
+  return options_.device ? options_.device->allocate(dtype, shape) : Tensor::empty(dtype, shape);
+}
+
+Tensor Executable::copyOf(const Tensor& value) const {
+  if (!options_.device || value.device().isCpu()) return value.clone();
+  Tensor copy = options_.device->allocate(value.dtype(), value.shape());
+  options_.device->copy(value, copy);
+  return copy;
+}
+
+void Executable::copyInto(Tensor& to, const Tensor& from) const {
+  if (!options_.device || (to.device().isCpu() && from.device().isCpu()))
+    to.copyFrom(from);
+  else if (from.device().isCpu())
+    options_.device->fromHost(from.dtype() == to.dtype() ? from : from.to(to.dtype()), to);
+  else
+    options_.device->copy(from, to);
+}
+
+std::vector<Tensor> Executable::onHost(const std::vector<const Tensor*>& tensors) const {
+  std::vector<Tensor> host;
+  if (!options_.device) return host;
+  for (const Tensor* t : tensors)
+    host.push_back(!t ? Tensor() : t->device().isCpu() ? *t : options_.device->toHost(*t));
+  return host;
+}
+
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   waitForKernels();
+  if (options_.device) options_.device->beginRun();
   SymbolBindings bindings = bind(inputs);
   if (!laidOutFor_ || *laidOutFor_ != bindings) layOut(bindings);
   // The arena is held by the call whether this call allocated it or an earlier one did.
@@ -516,7 +582,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
     slots_[i] = inputs[i];
   for (size_t b = 0; b < buffers_.size(); ++b)
     slots_[buffers_[b].slot] = buffers_[b].ownAllocation
-                                   ? Tensor::empty(buffers_[b].type->dtype, buffers_[b].shape)
+                                   ? allocate(buffers_[b].type->dtype, buffers_[b].shape)
                                    : bufferTensors_[b];
 
   for (Step& step : steps_) {
@@ -544,7 +610,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
     }
     const Tensor& value = slots_[outputSlots_[o]];
     bool asIs = outputOwned_[o] || (outputInputs_[o] >= 0 && options_.inputOutputsAsIs);
-    results.push_back(asIs ? value : value.clone());
+    results.push_back(asIs ? value : copyOf(value));
   }
   // Drop this run's tensors so that inputs and returned outputs are not kept alive.
   std::fill(slots_.begin(), slots_.end(), Tensor());

@@ -1,6 +1,7 @@
-// Runs a compiled graph on the CPU: one step per top-level node, each executed as the plan
-// chose (a generated kernel, a BLAS-backed library kernel, a zero-copy view, the op's reference
-// implementation, or the embedder's fallback for ops Loupe does not know).
+// Runs a compiled graph: one step per top-level node, each executed as the plan chose (a
+// generated kernel, a library kernel, a zero-copy view, the op's reference implementation, or the
+// embedder's fallback for ops Loupe does not know). On the host by default; on a device through
+// its DeviceBackend (device_backend.h), which supplies memory, copies and kernels.
 //
 // With an empty plan every node gets a default: views through their ViewFn, fused groups by
 // interpreting their body with reference implementations, other registered ops through their
@@ -33,6 +34,7 @@
 #include "compiler/pass/memory_layout.h"
 #include "compiler/pass/plan.h"
 #include "compiler/pass/run_instrumentation.h"
+#include "compiler/runtime/device_backend.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe {
@@ -71,6 +73,8 @@ struct ExecutableOptions {
   // must outlive the executable. Its hooks run on the thread that calls run().
   RunInstrumentation* instrumentation = nullptr;
   std::chrono::milliseconds statsReportInterval{5000};
+  // Null: the graph runs on the host. Otherwise the device it runs on; inputs are on it.
+  std::shared_ptr<DeviceBackend> device;
 };
 
 class Executable {
@@ -94,7 +98,9 @@ public:
   double kernelBuildMs() const { return kernelBuildMs_; }
   // Per generated kernel (by the plan's name), once built: whether it came from the kernel
   // cache or was compiled now, and how long its library took.
-  const std::map<std::string, CpuKernelBuild>& kernelBuilds() const { return kernelBuilds_; }
+  const std::map<std::string, KernelBuildRecord>& kernelBuilds() const { return kernelBuilds_; }
+  // Where it runs: the host, or its backend's device.
+  Device device() const { return options_.device ? options_.device->device() : Device{}; }
 
   const ExecutionStats& stats() const { return stats_; }
   void resetStats();
@@ -122,9 +128,18 @@ private:
   SymbolBindings bind(const std::vector<Tensor>& inputs) const;
   void planSlots();
   struct KernelBuild {
-    std::vector<CpuKernelBuild> kernels; // in step order
+    std::vector<CpuKernelFn> functions; // host kernels, in step order
+    std::map<std::string, KernelBuildRecord> records;
     double ms;
   };
+  // Storage of `shape` where the graph runs, and a copy there.
+  Tensor allocate(DType dtype, const std::vector<int64_t>& shape) const;
+  Tensor copyOf(const Tensor& value) const;
+  // to = from across the host and the device (a fallback's result, a reference's on the host).
+  void copyInto(Tensor& to, const Tensor& from) const;
+  // On a device: host copies of the device tensors among `tensors` (host ones as they are).
+  // On the host: nothing.
+  std::vector<Tensor> onHost(const std::vector<const Tensor*>& tensors) const;
   void attachKernels(const KernelBuild& built);
   void layOut(const SymbolBindings& bindings);
   // After a run: counts it for its binding and reports what is due to the instrumentation.
@@ -159,7 +174,7 @@ private:
   std::future<KernelBuild> kernelBuild_;
   std::exception_ptr kernelBuildError_;
   double kernelBuildMs_ = 0;
-  std::map<std::string, CpuKernelBuild> kernelBuilds_;
+  std::map<std::string, KernelBuildRecord> kernelBuilds_;
 };
 
 } // namespace loupe

@@ -86,9 +86,10 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
 }
 
 Tensor Tensor::borrow(void* data, DType dtype, std::vector<int64_t> shape,
-                      std::vector<int64_t> strides) {
+                      std::vector<int64_t> strides, Device device) {
   Tensor t;
   t.dtype_ = dtype;
+  t.device_ = device;
   t.strides_ = strides.empty() && !shape.empty() ? contiguousStrides(shape) : std::move(strides);
   t.shape_ = std::move(shape);
   // torch gives empty tensors a null data pointer; an empty tensor is still a defined tensor,
@@ -101,6 +102,32 @@ Tensor Tensor::borrow(void* data, DType dtype, std::vector<int64_t> shape,
   }
   t.storage_ = std::shared_ptr<void>(data, [](void*) {});
   return t;
+}
+
+Tensor Tensor::adopt(std::shared_ptr<void> storage, Device device, DType dtype,
+                     std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.device_ = device;
+  t.strides_ = contiguousStrides(shape);
+  t.shape_ = std::move(shape);
+  if (!storage) return borrow(nullptr, dtype, t.shape_, {}, device); // empty: no memory needed
+  // Memory allocated for Loupe, as Tensor::empty's: the meter open on this thread is charged.
+  if (const auto& meter = AllocationMeter::active()) {
+    auto charged = static_cast<int64_t>(t.nbytes());
+    meter->allocated(charged);
+    void* data = storage.get();
+    storage = std::shared_ptr<void>(data, [kept = std::move(storage), counts = meter,
+                                           charged](void*) { counts->freed(charged); });
+  }
+  t.storage_ = std::move(storage);
+  return t;
+}
+
+void Tensor::requireHost(const char* what) const {
+  if (!device_.isCpu())
+    throw Error("runtime", std::string(what) + " of " + describe() +
+                               ": its elements are in device memory, which the host cannot read");
 }
 
 Tensor Tensor::fromDoubles(const std::vector<double>& values, DType dtype,
@@ -219,12 +246,14 @@ void store(void* p, DType dtype, double v) {
 } // namespace
 
 double Tensor::at(int64_t linearIndex) const {
+  requireHost("reading an element");
   const char* base = static_cast<const char*>(data());
   return load(base + elementOffset(*this, linearIndex) * static_cast<int64_t>(dtypeSize(dtype_)),
               dtype_);
 }
 
 void Tensor::set(int64_t linearIndex, double value) {
+  requireHost("writing an element");
   char* base = static_cast<char*>(data());
   store(base + elementOffset(*this, linearIndex) * static_cast<int64_t>(dtypeSize(dtype_)), dtype_,
         value);
@@ -251,18 +280,22 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
+  requireHost("a host copy");
   Tensor t = empty(dtype_, shape_);
   t.copyFrom(*this);
   return t;
 }
 
 Tensor Tensor::to(DType dtype) const {
+  requireHost("a host conversion");
   Tensor t = empty(dtype, shape_);
   t.copyFrom(*this);
   return t;
 }
 
 void Tensor::copyFrom(const Tensor& source) {
+  requireHost("a host copy into");
+  source.requireHost("a host copy from");
   if (source.shape_ != shape_)
     throw Error("runtime", "copy from " + source.describe() + " into " + describe());
   if (source.dtype_ == dtype_ && isContiguous() && source.isContiguous()) {
@@ -286,7 +319,7 @@ std::string Tensor::describe() const {
   std::string s = std::string(dtypeName(dtype_)) + "[";
   for (size_t i = 0; i < shape_.size(); ++i)
     s += (i ? "," : "") + std::to_string(shape_[i]);
-  return s + "]";
+  return s + "]" + (device_.isCpu() ? "" : " on " + device_.str());
 }
 
 // ---- half precision -------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // A concrete tensor at run time: dtype, integer shape and strides (in elements), an offset,
-// and storage that is either owned (allocated here) or borrowed (a torch tensor's memory,
-// an arena slice). Reference implementations and kernels read and write through it.
+// and storage that is either owned (allocated here, or by the embedder's allocator on a device)
+// or borrowed (a torch tensor's memory, an arena slice). Reference implementations and kernels
+// read and write through it. A tensor on a CUDA device (device.h) is the same description of
+// device memory: views and data() work, reading or copying its elements on the host throws.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "compiler/ir/dtype.h"
+#include "compiler/ir/type.h"
 
 namespace loupe {
 
@@ -20,13 +23,18 @@ public:
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
   // Borrowed memory: the caller keeps `data` alive for the tensor's lifetime.
   static Tensor borrow(void* data, DType dtype, std::vector<int64_t> shape,
-                       std::vector<int64_t> strides = {});
+                       std::vector<int64_t> strides = {}, Device device = {});
+  // Memory someone else allocated (a device allocator): `storage` points at element 0 and keeps
+  // the memory alive; contiguous strides.
+  static Tensor adopt(std::shared_ptr<void> storage, Device device, DType dtype,
+                      std::vector<int64_t> shape);
   // Contiguous tensor holding `values` converted to `dtype` (the reference implementations
   // compute in double and store in the result's dtype).
   static Tensor fromDoubles(const std::vector<double>& values, DType dtype,
                             std::vector<int64_t> shape);
 
   DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<int64_t>& strides() const { return strides_; }
   int64_t offset() const { return offset_; }
@@ -56,10 +64,15 @@ public:
   Tensor to(DType dtype) const;
   void copyFrom(const Tensor& source); // same shape; any layouts and dtypes
 
-  std::string describe() const; // "f32[2,3]"
+  std::string describe() const; // "f32[2,3]", "f32[2,3] on cuda:0"
 
 private:
+  // Throws Error("runtime", ...) when the elements are not in host memory: `what` is the
+  // accessor that needed them.
+  void requireHost(const char* what) const;
+
   DType dtype_ = DType::F32;
+  Device device_;
   std::vector<int64_t> shape_;
   std::vector<int64_t> strides_;
   int64_t offset_ = 0;

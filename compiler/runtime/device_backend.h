@@ -1,0 +1,66 @@
+// A device the executable runs a graph on other than the host: what touches its memory and runs
+// its kernels. The executable keeps everything that does not depend on the device (steps, slots,
+// the memory plan and its layout per binding, views, outputs, stats, check mode's comparison);
+// a backend supplies the rest. The host needs none: it is the executable's built-in path.
+//
+// A step on a device runs as the plan chose: a generated kernel (the backend's code generator),
+// a library kernel (the backend's, e.g. cuBLASLt), a view (no kernel), or the embedder's
+// fallback (the op's aten kernel, on the same device). What the plan leaves to a reference
+// implementation runs on the host on copies (hostReference), which only constants and ops with
+// no aten kernel need.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/kernel_signature.h"
+#include "compiler/ir/graph.h"
+#include "compiler/ir/type.h"
+#include "compiler/pass/plan.h"
+#include "compiler/tensor/tensor.h"
+
+namespace loupe {
+
+// How one generated kernel was built: from the kernel cache or now, how long it took, and what
+// the device compiler reported (registers, shared memory, spills), for the trace.
+struct KernelBuildRecord {
+  bool fromCache = false;
+  double buildMs = 0;
+  std::string resources; // empty on the host
+};
+
+class DeviceBackend {
+public:
+  virtual ~DeviceBackend() = default;
+  virtual Device device() const = 0;
+
+  // Memory the executable holds (the arena, outputs, copies): contiguous, on the device.
+  virtual Tensor allocate(DType dtype, const std::vector<int64_t>& shape) = 0;
+  // to = from: same shape and dtype, any strides, both on the device, in stream order.
+  virtual void copy(const Tensor& from, Tensor& to) = 0;
+  // A host copy of a device tensor, once the work queued before it has finished; and back.
+  virtual Tensor toHost(const Tensor& tensor) = 0;
+  virtual void fromHost(const Tensor& host, Tensor& to) = 0;
+
+  // Before a run's first step: makes the device current and takes the embedder's stream.
+  virtual void beginRun() = 0;
+
+  // Generated kernels, registered in step order before build(); launch(index, ...) runs the
+  // index-th. `choice` is the plan's (its source is what the trace shows), or null.
+  virtual void addGeneratedKernel(const std::string& kernel, const Node& node,
+                                  const KernelChoice* choice) = 0;
+  // Builds them all; may run on another thread than the rest. By kernel name.
+  virtual std::map<std::string, KernelBuildRecord> buildKernels() = 0;
+  virtual void launch(size_t index, const KernelBinding& bound,
+                      const std::vector<const Tensor*>& inputs,
+                      const std::vector<Tensor*>& outputs) = 0;
+
+  // Library kernels (matmul): whether the backend has one for this node, and running it.
+  virtual bool hasLibraryKernel(const Node& node, std::string* whyNot) const = 0;
+  virtual void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
+                                const std::vector<const Tensor*>& inputs,
+                                std::vector<Tensor>& outputs) = 0;
+};
+
+} // namespace loupe
