@@ -32,6 +32,9 @@ def below(layer: str) -> list[str]:
 # folder -> the folders its files may include (its own is always allowed).
 ALLOWED: dict[str, list[str]] = {
     **{layer: below(layer) for layer in COMPILER},
+    # The CUDA host layer (driver API, cuBLASLt) needs only errors and dtypes, so that any layer
+    # that runs on the GPU can use it without pulling in the CPU runtime.
+    "compiler/runtime/cuda": ["compiler/ir"],
     "passes": COMPILER,
     "driver": COMPILER + ["passes"],
     "inspector/trace": [],

@@ -1,0 +1,151 @@
+#include "compiler/runtime/cuda/cuda_driver.h"
+
+#include "compiler/runtime/cuda/cuda_driver_api.h"
+
+#include <mutex>
+#include <vector>
+
+namespace loupe {
+namespace {
+
+using namespace cu;
+
+CUdevice deviceHandle(int device) {
+  CUdevice handle = 0;
+  check(driver().cuDeviceGet(&handle, device), "cuDeviceGet", "device " + std::to_string(device));
+  return handle;
+}
+
+int deviceAttribute(CUdevice handle, int attribute, const char* name) {
+  int value = 0;
+  check(driver().cuDeviceGetAttribute(&value, attribute, handle), "cuDeviceGetAttribute", name);
+  return value;
+}
+
+// The primary context of each device, retained on first use and kept (never released) for the
+// process: torch keeps it alive too, and releasing it from a static destructor at exit would race
+// the driver's own teardown.
+CUcontext primaryContext(int device) {
+  static std::mutex mutex;
+  static auto* contexts = new std::vector<CUcontext>;
+  std::lock_guard lock(mutex);
+  if (device < 0) throw CudaError("no CUDA device " + std::to_string(device));
+  if (static_cast<size_t>(device) >= contexts->size()) contexts->resize(device + 1, nullptr);
+  CUcontext& context = (*contexts)[device];
+  if (!context) {
+    CUdevice handle = deviceHandle(device);
+    check(driver().cuDevicePrimaryCtxRetain(&context, handle), "cuDevicePrimaryCtxRetain",
+          "device " + std::to_string(device));
+  }
+  return context;
+}
+
+CUstream asStream(void* stream) {
+  return static_cast<CUstream>(stream);
+}
+
+// Refuses a launch whose argument struct does not match the kernel's one parameter: the driver
+// would otherwise copy the kernel's parameter size from `args`, reading past a smaller struct.
+void checkParameter(CUfunction function, size_t argBytes, const std::string& what) {
+  if (argBytes > kMaxKernelParameterBytes)
+    throw CudaError("cannot launch " + what + ": its argument struct has " +
+                    std::to_string(argBytes) + " bytes, more than a kernel parameter may (" +
+                    std::to_string(kMaxKernelParameterBytes) + ")");
+  if (!driver().cuFuncGetParamInfo) return;
+  size_t offset = 0, size = 0, secondOffset = 0, secondSize = 0;
+  check(driver().cuFuncGetParamInfo(function, 0, &offset, &size), "cuFuncGetParamInfo", what);
+  bool second =
+      driver().cuFuncGetParamInfo(function, 1, &secondOffset, &secondSize) == CUDA_SUCCESS;
+  if (second || size != argBytes)
+    throw CudaError("cannot launch " + what + ": the kernel takes " +
+                    (second ? std::string("more than one parameter")
+                            : "a " + std::to_string(size) + "-byte parameter") +
+                    ", the launch passes one struct of " + std::to_string(argBytes) + " bytes");
+}
+
+} // namespace
+
+bool cudaDriverAvailable(std::string* why) {
+  const DriverApi* api = loadedDriver(why);
+  if (!api) return false;
+  int count = 0;
+  if (CUresult result = api->cuDeviceGetCount(&count); result != CUDA_SUCCESS || count < 1) {
+    if (why)
+      *why = result != CUDA_SUCCESS
+                 ? "CUDA is not available: cuDeviceGetCount returned " + describeCudaResult(result)
+                 : "CUDA is not available: the driver sees no device";
+    return false;
+  }
+  return true;
+}
+
+CudaDeviceInfo cudaDeviceInfo(int device) {
+  CUdevice handle = deviceHandle(device);
+  CudaDeviceInfo info;
+  info.index = device;
+  char name[256] = {};
+  check(driver().cuDeviceGetName(name, sizeof(name), handle), "cuDeviceGetName");
+  info.name = name;
+  info.computeMajor = deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                      "compute capability major");
+  info.computeMinor = deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                      "compute capability minor");
+  info.multiprocessors =
+      deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count");
+  info.maxSharedPerBlockOptin = deviceAttribute(
+      handle, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "opt-in shared memory");
+  size_t total = 0;
+  check(driver().cuDeviceTotalMem(&total, handle), "cuDeviceTotalMem");
+  info.totalMemory = static_cast<int64_t>(total);
+  return info;
+}
+
+std::string cudaArch(int device) {
+  CUdevice handle = deviceHandle(device);
+  return "sm_" +
+         std::to_string(deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                        "compute capability major")) +
+         std::to_string(deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                        "compute capability minor"));
+}
+
+void cudaUseDevice(int device) {
+  CUcontext wanted = primaryContext(device);
+  CUcontext current = nullptr;
+  check(driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (current != wanted)
+    check(driver().cuCtxSetCurrent(wanted), "cuCtxSetCurrent", "device " + std::to_string(device));
+}
+
+void cudaLaunch(void* function, const unsigned grid[3], const unsigned block[3],
+                unsigned sharedBytes, void* stream, const void* args, size_t argBytes,
+                const std::string& what) {
+  auto kernel = static_cast<CUfunction>(function);
+  checkParameter(kernel, argBytes, what);
+  // kernelParams holds one pointer per parameter; the driver copies the parameter's bytes.
+  void* parameters[] = {const_cast<void*>(args)};
+  check(driver().cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                sharedBytes, asStream(stream), parameters, nullptr),
+        "cuLaunchKernel", what);
+}
+
+void cudaCopyAsync(void* dst, const void* src, size_t bytes, void* stream) {
+  check(driver().cuMemcpyAsync(devicePointer(dst), devicePointer(src), bytes, asStream(stream)),
+        "cuMemcpyAsync", std::to_string(bytes) + " bytes");
+}
+
+void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream) {
+  check(driver().cuMemsetD8Async(devicePointer(dst), value, bytes, asStream(stream)),
+        "cuMemsetD8Async", std::to_string(bytes) + " bytes");
+}
+
+void cudaStreamSync(void* stream) {
+  check(driver().cuStreamSynchronize(asStream(stream)), "cuStreamSynchronize");
+}
+
+void cudaCheckAsyncErrors(void* stream, const std::string& what) {
+  check(driver().cuStreamSynchronize(asStream(stream)), "cuStreamSynchronize",
+        "work queued earlier by " + what);
+}
+
+} // namespace loupe

@@ -1,0 +1,68 @@
+// The GPU as the runtime sees it, through the CUDA driver API loaded at run time (no CUDA header
+// or library is needed to build): devices, the primary context shared with torch, launches of
+// generated kernels, copies and stream synchronisation. Every failure is a CudaError
+// (cuda_error.h); docs/cuda-runtime.md describes the whole layer. This header also brings the
+// layer's other pieces: modules, device memory and the event timer.
+#pragma once
+
+#include "compiler/runtime/cuda/cuda_device_memory.h"
+#include "compiler/runtime/cuda/cuda_error.h"
+#include "compiler/runtime/cuda/cuda_event_timer.h"
+#include "compiler/runtime/cuda/cuda_module.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace loupe {
+
+// Whether libcuda loads, cuInit(0) succeeds and there is at least one device; when not, *why
+// (if given) says which libraries were tried or what the driver answered.
+bool cudaDriverAvailable(std::string* why);
+
+struct CudaDeviceInfo {
+  int index = 0;
+  std::string name;
+  int computeMajor = 0, computeMinor = 0; // 9, 0 on an H100
+  int multiprocessors = 0;
+  int64_t totalMemory = 0;        // bytes
+  int maxSharedPerBlockOptin = 0; // bytes a block may use after opting in
+};
+CudaDeviceInfo cudaDeviceInfo(int device);
+
+// The virtual architecture the device runs natively: "sm_90" on an H100.
+std::string cudaArch(int device);
+
+// Makes the device's primary context current on this thread (cuDevicePrimaryCtxRetain +
+// cuCtxSetCurrent). It is the context torch uses, so pointers from torch's allocator and torch's
+// streams are valid in it. The context is retained once per process and never released (torch
+// holds it too); a call when it is already current only compares two pointers.
+void cudaUseDevice(int device);
+
+// The largest by-value parameter a kernel takes (32764 bytes on Volta and later, CUDA 12.1+).
+inline constexpr size_t kMaxKernelParameterBytes = 32764;
+
+// Launches `function` (a CudaModule's CUfunction) whose one parameter is a by-value struct of
+// `argBytes` bytes at `args` (the generated kernels take a struct of 8-byte words). The driver
+// copies the struct at launch, so `args` may be reused as soon as this returns. When the driver
+// reports the kernel's parameters (CUDA 12.4+), a kernel that does not take exactly one parameter
+// of `argBytes` bytes is refused before launching. On failure the error names `what` (e.g.
+// "kernel k3 (loupe_k3_vec), grid [4, 1, 1], block [256, 1, 1]"). The primary context of the
+// kernel's device must be current on this thread (cudaUseDevice).
+void cudaLaunch(void* function, const unsigned grid[3], const unsigned block[3],
+                unsigned sharedBytes, void* stream, const void* args, size_t argBytes,
+                const std::string& what);
+
+// Stream-ordered copies and fills on `stream` (a CUstream / cudaStream_t; null is the legacy
+// default stream). Pointers may be host or device memory in any direction: unified addressing
+// tells them apart. A copy from pageable host memory returns once the source has been read.
+void cudaCopyAsync(void* dst, const void* src, size_t bytes, void* stream);
+void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream);
+
+void cudaStreamSync(void* stream);
+
+// Waits for the work queued on `stream` and turns an error it left (a fault in an earlier
+// kernel, reported asynchronously) into a CudaError naming `what` ("the run of graph @g").
+void cudaCheckAsyncErrors(void* stream, const std::string& what);
+
+} // namespace loupe
