@@ -41,8 +41,10 @@ constexpr int64_t kStaleTemporarySeconds = 3600;
 
 // The files the cache writes, each "<32 hex digits><extension>"; temporaries add a suffix.
 constexpr const char* kIndexExtension = ".kernel";
-constexpr std::array<const char*, 1> kArtifactExtensions = {".so"};
-constexpr std::array<const char*, 1> kSourceExtensions = {".cpp"};
+// Shared objects (cpu/cpu_compiler.h) and cubins (cuda/nvrtc_compiler.h); a cubin's sources are
+// its CUDA source and its ptxas resources.
+constexpr std::array<const char*, 2> kArtifactExtensions = {".so", ".cubin"};
+constexpr std::array<const char*, 3> kSourceExtensions = {".cpp", ".cu", ".ptxas"};
 constexpr const char* kTemporaryMarker = ".tmp.";
 constexpr const char* kIndexHeader = "loupe-kernel-index 1";
 

@@ -1,5 +1,5 @@
 // The on-disk cache of built kernels: a folder of artifacts (the host compiler's shared
-// objects; cubins are meant to be one more kind) and of index files, `<key>.kernel`, each naming
+// objects and NVRTC's cubins) and of index files, `<key>.kernel`, each naming
 // the artifact that holds one kernel. Whatever sits in that folder runs inside the user's
 // process, so the cache takes nothing on trust (docs/cpu-codegen.md, "The kernel cache"):
 //

@@ -2,6 +2,7 @@
 #include "compiler/codegen/scalar_expression.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "compiler/codegen/group_analysis.h"
 #include "compiler/ops/pointwise.h"
@@ -34,6 +35,66 @@ DType opComputeDType(const Node& node) {
     if (rank(operand->tensorType().dtype) > rank(widest))
       widest = computeDType(operand->tensorType().dtype);
   return widest;
+}
+
+std::string storageType(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return "uint8_t";
+  case DType::U8:
+    return "uint8_t";
+  case DType::I8:
+    return "int8_t";
+  case DType::I16:
+    return "int16_t";
+  case DType::I32:
+    return "int32_t";
+  case DType::I64:
+    return "int64_t";
+  case DType::F16:
+    return "uint16_t";
+  case DType::BF16:
+    return "uint16_t";
+  case DType::F32:
+    return "float";
+  case DType::F64:
+    return "double";
+  }
+  return "?";
+}
+
+std::string computeType(DType dtype) {
+  switch (computeDType(dtype)) {
+  case DType::F64:
+    return "double";
+  case DType::F32:
+    return "float";
+  case DType::I64:
+    return "int64_t";
+  default:
+    return "bool";
+  }
+}
+
+std::string loadExpr(DType dtype, const std::string& element) {
+  if (dtype == DType::F16) return "loupe_h2f(" + element + ")";
+  if (dtype == DType::BF16) return "loupe_bf2f(" + element + ")";
+  if (dtype == DType::Bool) return "(" + element + " != 0)";
+  return element;
+}
+
+std::string storeExpr(DType dtype, const std::string& value) {
+  if (dtype == DType::F16) return "loupe_f2h(static_cast<float>(" + value + "))";
+  if (dtype == DType::BF16) return "loupe_f2bf(static_cast<float>(" + value + "))";
+  if (dtype == DType::Bool) return "static_cast<uint8_t>(" + value + " != 0)";
+  return "static_cast<" + storageType(dtype) + ">(" + value + ")";
+}
+
+std::string constantLiteral(double value, DType dtype) {
+  DType compute = computeDType(dtype);
+  if (compute == DType::I64 && std::isfinite(value))
+    return "static_cast<int64_t>(" + std::to_string(static_cast<int64_t>(value)) + "LL)";
+  return scalarLiteral(value, compute);
 }
 
 std::string scalarName(size_t index) {

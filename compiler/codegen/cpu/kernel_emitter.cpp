@@ -2,7 +2,6 @@
 #include "compiler/codegen/cpu/kernel_emitter.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <map>
 
@@ -24,67 +23,6 @@ constexpr int64_t kParallelThreshold = 32768;
 // registers (kernels are built without -march=native) or two AVX2 ones, so the loop neither
 // waits on one accumulator nor reassociates it.
 constexpr int kLanes = 8;
-
-std::string storageType(DType dtype) {
-  switch (dtype) {
-  case DType::Bool:
-    return "uint8_t";
-  case DType::U8:
-    return "uint8_t";
-  case DType::I8:
-    return "int8_t";
-  case DType::I16:
-    return "int16_t";
-  case DType::I32:
-    return "int32_t";
-  case DType::I64:
-    return "int64_t";
-  case DType::F16:
-    return "uint16_t";
-  case DType::BF16:
-    return "uint16_t";
-  case DType::F32:
-    return "float";
-  case DType::F64:
-    return "double";
-  }
-  return "?";
-}
-
-std::string computeType(DType dtype) {
-  switch (computeDType(dtype)) {
-  case DType::F64:
-    return "double";
-  case DType::F32:
-    return "float";
-  case DType::I64:
-    return "int64_t";
-  default:
-    return "bool";
-  }
-}
-
-std::string loadExpr(DType dtype, const std::string& element) {
-  if (dtype == DType::F16) return "loupe_h2f(" + element + ")";
-  if (dtype == DType::BF16) return "loupe_bf2f(" + element + ")";
-  if (dtype == DType::Bool) return "(" + element + " != 0)";
-  return element;
-}
-
-std::string storeExpr(DType dtype, const std::string& value) {
-  if (dtype == DType::F16) return "loupe_f2h(static_cast<float>(" + value + "))";
-  if (dtype == DType::BF16) return "loupe_f2bf(static_cast<float>(" + value + "))";
-  if (dtype == DType::Bool) return "static_cast<uint8_t>(" + value + " != 0)";
-  return "static_cast<" + storageType(dtype) + ">(" + value + ")";
-}
-
-// A constant node's value: integers exactly, everything else as op patterns write literals.
-std::string literal(double value, DType dtype) {
-  DType compute = computeDType(dtype);
-  if (compute == DType::I64 && std::isfinite(value))
-    return "static_cast<int64_t>(" + std::to_string(static_cast<int64_t>(value)) + "LL)";
-  return scalarLiteral(value, compute);
-}
 
 class KernelEmitter {
 public:
@@ -108,7 +46,9 @@ public:
         names_[node->result()] = "c" + std::to_string(counter_++);
         line("const " + computeType(node->result()->tensorType().dtype) + " " +
              names_[node->result()] + " = " +
-             literal(node->attrs().getFloats("data")[0], node->result()->tensorType().dtype) + ";");
+             constantLiteral(node->attrs().getFloats("data")[0],
+                             node->result()->tensorType().dtype) +
+             ";");
       }
     std::string total = "1";
     for (size_t d = 0; d < group_.iterationShape.size(); ++d)

@@ -1,0 +1,82 @@
+// The entry points of CUDA code generation (cuda_codegen.h): a group is analysed
+// (group_analysis.h), laid out (cuda_kernel_layout.h), then emitted (cuda_kernel_emitter.h).
+#include "compiler/codegen/cuda/cuda_codegen.h"
+
+#include "compiler/codegen/cuda/cuda_kernel_emitter.h"
+#include "compiler/codegen/cuda/cuda_kernel_layout.h"
+#include "compiler/codegen/group_analysis.h"
+#include "compiler/ir/error.h"
+
+namespace loupe {
+
+namespace {
+
+// The kernel parameter space every CUDA version takes (newer ones take 32 KB on Volta and later).
+constexpr size_t kMaxParameterBytes = 4096;
+
+std::string dimList(const std::vector<size_t>& dims) {
+  std::string text;
+  for (size_t d : dims)
+    text += (text.empty() ? "" : ",") + std::to_string(d);
+  return "[" + text + "]";
+}
+
+std::string strategyOf(const CudaKernelLayout& layout) {
+  size_t rank = layout.signature.iterationShape.size();
+  if (!layout.reduction)
+    return "pointwise over " + std::to_string(rank) +
+           "-d space: " + std::to_string(layout.vectorWidth) +
+           " elements per thread with vector accesses when outputs are dense and inputs dense or "
+           "row-broadcast and aligned (_vec), else a strided grid-stride loop";
+  std::string reduced = "reduction over dims " + dimList(layout.reducedDims) + " of " +
+                        std::to_string(rank) + "-d space: ";
+  if (layout.entries.front() == CudaEntryRole::ReductionRow)
+    return reduced +
+           "one warp or block per output when the reduced dims (innermost) are contiguous and "
+           "rows at least a warp long (_row), else one thread per output";
+  return reduced + "one thread per output (a kept dim is inside the reduced ones)";
+}
+
+codegen::GroupAnalysis analyze(const Node& node, const OpRegistry& registry) {
+  codegen::GroupAnalysis group = codegen::analyzeGroup(node, registry);
+  // Refuses an input of higher rank than its space here rather than when it is launched.
+  for (const Value* input : group.inputs)
+    codegen::operandDims(group, input);
+  size_t bytes = 8 * cuda_codegen::layoutOf(group).argWords();
+  if (bytes > kMaxParameterBytes)
+    throw codegen::Unsupported{"the kernel's parameter block would take " + std::to_string(bytes) +
+                               " bytes, over CUDA's " + std::to_string(kMaxParameterBytes)};
+  return group;
+}
+
+} // namespace
+
+bool canGenerateCudaKernel(const Node& node, std::string* whyNot, const OpRegistry& registry) {
+  try {
+    analyze(node, registry);
+    return true;
+  } catch (const codegen::Unsupported& unsupported) {
+    if (whyNot) *whyNot = unsupported.why;
+  } catch (const Error& error) {
+    if (whyNot) *whyNot = error.message();
+  }
+  return false;
+}
+
+GeneratedCudaKernel generateCudaKernel(const Node& node, const std::string& kernelName,
+                                       const OpRegistry& registry) {
+  std::string why;
+  if (!canGenerateCudaKernel(node, &why, registry))
+    throw Error("codegen", "cannot generate a CUDA kernel: " + why,
+                ErrorContext{.node = node.describe()});
+  codegen::GroupAnalysis group = analyze(node, registry);
+  CudaKernelLayout layout = cuda_codegen::layoutOf(group);
+  GeneratedCudaKernel kernel;
+  kernel.source = cuda_codegen::emitCudaKernelSource(group, layout, registry, kernelName);
+  for (CudaEntryRole role : layout.entries)
+    kernel.entries.push_back(cuda_codegen::entryName(kernelName, role));
+  kernel.strategy = strategyOf(layout);
+  return kernel;
+}
+
+} // namespace loupe

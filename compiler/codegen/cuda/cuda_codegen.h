@@ -1,0 +1,32 @@
+// CUDA source generation: a fused group (loupe.fused with kind "pointwise" or "reduction") or a
+// single Elementwise/Reduction node becomes one translation unit of extern "C" __global__ entries,
+// one per variant (cuda_kernel_abi.h says which the host picks, and how it calls them), compiled
+// by NVRTC (nvrtc_compiler.h). docs/cuda-codegen.md describes the whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ops/op_registry.h"
+
+namespace loupe {
+
+struct GeneratedCudaKernel {
+  std::string source;               // complete translation unit
+  std::vector<std::string> entries; // the __global__ names, in describeCudaKernel's entry order
+  std::string strategy;             // one line for the trace: how it is parallelised and why
+};
+
+// Whether a CUDA kernel is generated for this node; when not, `whyNot` says why. Refuses what the
+// CPU generator refuses (group_analysis.h), and a parameter block over 4 KB.
+bool canGenerateCudaKernel(const Node& node, std::string* whyNot,
+                           const OpRegistry& registry = OpRegistry::global());
+
+// Throws Error("codegen", ...) with the reason when canGenerateCudaKernel is false. The entries
+// are named loupe_<kernelName> (the strided or per-output one), loupe_<kernelName>_vec and
+// loupe_<kernelName>_row, non-identifier characters replaced by '_'.
+GeneratedCudaKernel generateCudaKernel(const Node& node, const std::string& kernelName,
+                                       const OpRegistry& registry = OpRegistry::global());
+
+} // namespace loupe

@@ -1,0 +1,198 @@
+// The host side of the CUDA kernel ABI (cuda_kernel_abi.h): choosing an entry for concrete
+// tensors and packing its parameter block.
+#include "compiler/codegen/cuda/cuda_kernel_abi.h"
+
+#include <algorithm>
+
+#include "compiler/codegen/cuda/cuda_kernel_layout.h"
+#include "compiler/ir/error.h"
+
+namespace loupe {
+
+namespace {
+
+// Below this many elements per output a warp would idle: one thread per output serves better.
+constexpr int64_t kRowMinimum = 32;
+// Rows up to this long get one warp each (8 rows to a block); longer ones a block each.
+constexpr int64_t kWarpRowMaximum = 2048;
+// Resident blocks per SM a grid-stride grid is sized for: more blocks only add scheduling.
+constexpr int64_t kBlocksPerMultiprocessor = 16;
+
+int64_t product(const std::vector<int64_t>& sizes, const std::vector<size_t>& dims) {
+  int64_t p = 1;
+  for (size_t d : dims)
+    p *= sizes[d];
+  return p;
+}
+
+unsigned gridFor(int64_t items, int64_t perBlock, int multiprocessors) {
+  int64_t blocks = std::max<int64_t>(1, (items + perBlock - 1) / perBlock);
+  return static_cast<unsigned>(
+      std::min(blocks, kBlocksPerMultiprocessor * std::max(1, multiprocessors)));
+}
+
+size_t storedBytes(DType dtype) {
+  return dtype == DType::Bool ? 1 : dtypeSize(dtype);
+}
+
+// Whether the vectorised pointwise entry may take operand p (strides in `strides`): an output
+// must be dense (row-major over the iteration space); an input dense, or broadcast along whole
+// leading dims (a row of `span` elements repeated, span a multiple of the vector width), or one
+// element for all; its pointer aligned to its vector chunk.
+bool vectorisable(const std::vector<int64_t>& sizes, const int64_t* strides, bool output,
+                  const void* data, DType dtype, int width) {
+  int64_t dense = 1; // the row-major stride of the dim under consideration; then the total
+  bool broadcasting = false;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] == 0 && !output) {
+      broadcasting = true; // from here outwards every dim must be broadcast
+    } else if (broadcasting || strides[d] != dense) {
+      return false;
+    }
+    dense *= sizes[d];
+  }
+  // The elements the operand covers, as the kernel works it out: 1 + sum (size - 1) * stride.
+  int64_t span = 1;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (strides[d] != 0) span *= sizes[d];
+  if (span == 1 && !output) return true; // read as one element
+  size_t chunk = std::min<size_t>(16, static_cast<size_t>(width) * storedBytes(dtype));
+  // A repeated row must hold whole vectors; a dense operand may end in a partial one (the tail).
+  return (span == dense || span % width == 0) && reinterpret_cast<uintptr_t>(data) % chunk == 0;
+}
+
+} // namespace
+
+const char* cudaEntryRoleName(CudaEntryRole role) {
+  switch (role) {
+  case CudaEntryRole::Pointwise:
+    return "pointwise";
+  case CudaEntryRole::PointwiseVectorised:
+    return "pointwise-vectorised";
+  case CudaEntryRole::ReductionRow:
+    return "reduction-row";
+  case CudaEntryRole::ReductionPerOutput:
+    return "reduction-per-output";
+  }
+  return "?";
+}
+
+size_t CudaKernelLayout::argWords() const {
+  size_t rank = std::max<size_t>(signature.iterationShape.size(), 1);
+  size_t operands = dtypes.size();
+  return rank + operands + operands * rank + std::max<size_t>(signature.scalars.size(), 1);
+}
+
+CudaKernelLayout describeCudaKernel(const Node& node, const OpRegistry& registry) {
+  try {
+    return cuda_codegen::layoutOf(codegen::analyzeGroup(node, registry));
+  } catch (const codegen::Unsupported& unsupported) {
+    throw Error("codegen", "cannot generate a CUDA kernel: " + unsupported.why,
+                ErrorContext{.node = node.describe()});
+  }
+}
+
+CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& bound,
+                          const std::vector<const Tensor*>& inputs,
+                          const std::vector<Tensor*>& outputs, int multiprocessors) {
+  const std::vector<int64_t>& sizes = bound.sizes;
+  size_t count = inputs.size() + outputs.size();
+  if (count != layout.dtypes.size() || inputs.size() != layout.numInputs)
+    throw Error("runtime",
+                "CUDA kernel expects " + std::to_string(layout.numInputs) + " inputs and " +
+                    std::to_string(layout.dtypes.size() - layout.numInputs) + " outputs, got " +
+                    std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
+  if (sizes.size() != layout.signature.iterationShape.size() ||
+      bound.scalars.size() != layout.signature.scalars.size())
+    throw Error("runtime", "CUDA kernel binding has " + std::to_string(sizes.size()) +
+                               " sizes and " + std::to_string(bound.scalars.size()) +
+                               " scalars, the kernel takes " +
+                               std::to_string(layout.signature.iterationShape.size()) + " and " +
+                               std::to_string(layout.signature.scalars.size()));
+
+  // The parameter block: sizes, data, strides, scalars (cuda_kernel_abi.h).
+  CudaLaunch launch;
+  size_t rank = std::max<size_t>(sizes.size(), 1);
+  launch.args.assign(layout.argWords(), 0);
+  int64_t* sizeWords = launch.args.data();
+  int64_t* dataWords = sizeWords + rank;
+  int64_t* strideWords = dataWords + count;
+  int64_t* scalarWords = strideWords + count * rank;
+  sizeWords[0] = 1;
+  std::copy(sizes.begin(), sizes.end(), sizeWords);
+  std::vector<const Tensor*> tensors(inputs.begin(), inputs.end());
+  tensors.insert(tensors.end(), outputs.begin(), outputs.end());
+  for (size_t p = 0; p < count; ++p) {
+    iterationStrides(layout.signature, sizes, p, inputs.size(), *tensors[p],
+                     strideWords + p * rank);
+    dataWords[p] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(tensors[p]->data()));
+  }
+  std::copy(bound.scalars.begin(), bound.scalars.end(), scalarWords);
+
+  auto has = [&](CudaEntryRole role) {
+    auto found = std::find(layout.entries.begin(), layout.entries.end(), role);
+    if (found != layout.entries.end())
+      launch.entry = static_cast<size_t>(found - layout.entries.begin());
+    return found != layout.entries.end();
+  };
+
+  if (!layout.reduction) {
+    int64_t total = product(sizes, [&] {
+      std::vector<size_t> all(sizes.size());
+      for (size_t d = 0; d < all.size(); ++d)
+        all[d] = d;
+      return all;
+    }());
+    bool vector = std::find(layout.entries.begin(), layout.entries.end(),
+                            CudaEntryRole::PointwiseVectorised) != layout.entries.end();
+    for (size_t p = 0; vector && p < count; ++p)
+      vector = vectorisable(sizes, strideWords + p * rank, p >= inputs.size(), tensors[p]->data(),
+                            layout.dtypes[p], layout.vectorWidth);
+    int64_t items = vector ? total / layout.vectorWidth : total;
+    has(vector ? CudaEntryRole::PointwiseVectorised : CudaEntryRole::Pointwise);
+    launch.why = vector ? "vectorised: every operand dense or row-broadcast, and aligned"
+                        : "strided: an operand is strided, broadcast within rows or misaligned";
+    launch.block[0] = kCudaPointwiseBlock;
+    launch.grid[0] = gridFor(items, kCudaPointwiseBlock, multiprocessors);
+    return launch;
+  }
+
+  std::vector<size_t> kept;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (!std::binary_search(layout.reducedDims.begin(), layout.reducedDims.end(), d))
+      kept.push_back(d);
+  int64_t rows = product(sizes, kept), reduced = product(sizes, layout.reducedDims);
+  // The row entry's threads read consecutive reduced elements: worth it when the innermost
+  // iteration dim is contiguous (or broadcast) in every operand the reduction loop reads.
+  bool innerContiguous = true;
+  for (size_t p = 0; p < count; ++p)
+    if (layout.walksReducedDims[p] && !sizes.empty() && sizes.back() > 1) {
+      int64_t inner = strideWords[p * rank + sizes.size() - 1];
+      innerContiguous = innerContiguous && (inner == 0 || inner == 1);
+    }
+  bool rowShaped = std::find(layout.entries.begin(), layout.entries.end(),
+                             CudaEntryRole::ReductionRow) != layout.entries.end();
+  if (rowShaped && innerContiguous && reduced >= kRowMinimum) {
+    has(CudaEntryRole::ReductionRow);
+    unsigned perRow = reduced <= kWarpRowMaximum ? 32 : reduced <= 16384 ? 256 : kCudaRowBlock;
+    unsigned rowsPerBlock = perRow == 32 ? 8 : 1;
+    launch.why = perRow == 32
+                     ? "row: one warp per output, the reduced dims innermost and contiguous"
+                     : "row: one block per output, the reduced dims innermost and contiguous";
+    launch.block[0] = perRow;
+    launch.block[1] = rowsPerBlock;
+    launch.grid[0] = gridFor(rows, rowsPerBlock, multiprocessors);
+    return launch;
+  }
+  has(CudaEntryRole::ReductionPerOutput);
+  launch.why = !rowShaped         ? "per output: a kept dim is inside the reduced ones"
+               : !innerContiguous ? "per output: the reduced innermost dim is strided"
+                                  : "per output: rows shorter than a warp";
+  launch.block[0] = static_cast<unsigned>(
+      std::min<int64_t>(kCudaPointwiseBlock, std::max<int64_t>(32, (rows + 31) / 32 * 32)));
+  launch.grid[0] = gridFor(rows, launch.block[0], multiprocessors);
+  return launch;
+}
+
+} // namespace loupe

@@ -1,0 +1,80 @@
+// The calling convention between the runtime and a generated CUDA kernel, and the host side of
+// a launch: which entry of the kernel suits the tensors at hand, its grid and block, and the
+// parameter block (docs/cuda-codegen.md, "ABI").
+//
+// Every __global__ entry takes ONE by-value parameter, a struct of 8-byte words whose layout
+// depends only on the iteration rank R, the operand count P (inputs, then outputs) and the
+// symbolic scalar count S, all fixed when the kernel is generated:
+//
+//   int64_t sizes[max(R,1)];            // the iteration space (rank 0: {1})
+//   int64_t data[P];                    // device pointers to element 0 of each operand
+//   int64_t strides[P][max(R,1)];       // per operand, in elements, in the iteration space
+//   int64_t scalars[max(S,1)];          // KernelSignature::scalars evaluated
+//
+// so sizes and symbolic attributes are run-time values: one kernel serves every binding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/kernel_signature.h"
+#include "compiler/ir/graph.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/tensor/tensor.h"
+
+namespace loupe {
+
+// What an entry of a generated kernel does; a kernel has one entry per variant it offers.
+enum class CudaEntryRole {
+  Pointwise,           // any strides: grid-stride loop over the linear index
+  PointwiseVectorised, // dense outputs, inputs dense or broadcast along whole rows, aligned
+  ReductionRow,        // one warp or block per output; the reduced dims are the innermost
+  ReductionPerOutput,  // one thread per output looping over the reduced dims: any strides
+};
+const char* cudaEntryRoleName(CudaEntryRole role);
+
+// The threads per block an entry is compiled for (__launch_bounds__): the planner never asks
+// for more.
+constexpr unsigned kCudaPointwiseBlock = 256;
+constexpr unsigned kCudaRowBlock = 512;
+
+// What the host needs to plan a launch of a generated kernel.
+struct CudaKernelLayout {
+  KernelSignature signature;
+  size_t numInputs = 0;
+  std::vector<DType> dtypes; // per operand: inputs, then outputs
+  // Per operand: read inside the reduction loop (a reduction's prologue inputs), so its
+  // strides along the reduced dims matter; every operand of a pointwise kernel.
+  std::vector<bool> walksReducedDims;
+  bool reduction = false;
+  std::vector<size_t> reducedDims;    // sorted
+  int vectorWidth = 1;                // elements per thread in the vectorised entry
+  std::vector<CudaEntryRole> entries; // the roles of GeneratedCudaKernel::entries, in order
+  // The parameter block's size in 8-byte words.
+  size_t argWords() const;
+};
+
+// Throws Error("codegen", ...) when the node is not generated (see canGenerateCudaKernel).
+CudaKernelLayout describeCudaKernel(const Node& node,
+                                    const OpRegistry& registry = OpRegistry::global());
+
+struct CudaLaunch {
+  size_t entry = 0; // index into GeneratedCudaKernel::entries: the variant chosen for these tensors
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0; // dynamic shared memory (the entries use static shared memory only)
+  std::vector<int64_t>
+      args;             // the parameter block, to pass to cuLaunchKernel as the single parameter
+  const char* why = ""; // one line: why this entry (a literal, so planning builds no text)
+};
+
+// Chooses the entry (docs/cuda-codegen.md, "Variants"), the grid and block for a device of
+// `multiprocessors` SMs, and packs the parameter block. The tensors hold device pointers: only
+// their geometry and data() are used. Throws Error("runtime", ...) naming the operand when a
+// size does not fit the iteration space.
+CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& bound,
+                          const std::vector<const Tensor*>& inputs,
+                          const std::vector<Tensor*>& outputs, int multiprocessors);
+
+} // namespace loupe

@@ -1,0 +1,369 @@
+// The emitter of generated CUDA kernels (cuda_kernel_emitter.h). Every entry starts the same
+// way (operand pointers, run-time scalars, constants), then walks its part of the iteration
+// space: a grid-stride loop over elements, vectors of elements, rows or outputs. Index
+// arithmetic is 64-bit throughout: tensors past 2^31 elements need no other kernel.
+#include "compiler/codegen/cuda/cuda_kernel_emitter.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "compiler/codegen/cuda/cuda_kernel_layout.h"
+#include "compiler/codegen/cuda/cuda_prelude.h"
+#include "compiler/codegen/scalar_expression.h"
+
+namespace loupe::cuda_codegen {
+
+using namespace codegen;
+
+namespace {
+
+class CudaKernelEmitter {
+public:
+  CudaKernelEmitter(const GroupAnalysis& group, const CudaKernelLayout& layout,
+                    const OpRegistry& registry, const std::string& kernelName)
+      : group_(group), layout_(layout), registry_(registry), kernelName_(kernelName),
+        argsType_("LoupeArgs_" + entryName(kernelName, CudaEntryRole::Pointwise)) {
+    for (size_t d = 0; d < group_.iterationShape.size(); ++d) {
+      all_.push_back(d);
+      if (!std::binary_search(group_.reducedDims.begin(), group_.reducedDims.end(), d))
+        kept_.push_back(d);
+    }
+  }
+
+  std::string emit() {
+    out_ = std::string(cudaPrelude()) + "\n";
+    emitArgsStruct();
+    for (CudaEntryRole role : layout_.entries) {
+      names_.clear();
+      counter_ = 0;
+      switch (role) {
+      case CudaEntryRole::Pointwise:
+        entry(role, kCudaPointwiseBlock, [&] { emitPointwise(); });
+        break;
+      case CudaEntryRole::PointwiseVectorised:
+        entry(role, kCudaPointwiseBlock, [&] { emitVectorised(); });
+        break;
+      case CudaEntryRole::ReductionRow:
+        entry(role, kCudaRowBlock, [&] { emitRowReduction(); });
+        break;
+      case CudaEntryRole::ReductionPerOutput:
+        entry(role, kCudaPointwiseBlock, [&] { emitPerOutputReduction(); });
+        break;
+      }
+    }
+    return out_;
+  }
+
+private:
+  void line(const std::string& text) { out_ += std::string(2 * indent_, ' ') + text + "\n"; }
+  void open(const std::string& text) {
+    line(text);
+    ++indent_;
+  }
+  void close(const std::string& text = "}") {
+    --indent_;
+    line(text);
+  }
+
+  size_t operandCount() const { return group_.inputs.size() + group_.outputs.size(); }
+  const Value* operandValue(size_t p) const {
+    return p < group_.inputs.size() ? group_.inputs[p] : group_.outputs[p - group_.inputs.size()];
+  }
+  DType dtypeOf(size_t p) const { return operandValue(p)->tensorType().dtype; }
+  static std::string size(size_t d) { return "args.sizes[" + std::to_string(d) + "]"; }
+  static std::string stride(size_t p, size_t d) {
+    return "args.strides[" + std::to_string(p) + "][" + std::to_string(d) + "]";
+  }
+  static std::string product(const std::vector<size_t>& dims) {
+    std::string text = "int64_t(1)";
+    for (size_t d : dims)
+      text += " * " + size(d);
+    return text;
+  }
+
+  void emitArgsStruct() {
+    size_t rank = std::max<size_t>(group_.iterationShape.size(), 1), p = operandCount();
+    size_t scalars = std::max<size_t>(group_.scalars.size(), 1);
+    line("// The parameter block (cuda_kernel_abi.h): sizes, data, strides, scalars.");
+    open("struct " + argsType_ + " {");
+    line("int64_t sizes[" + std::to_string(rank) + "];");
+    line("int64_t data[" + std::to_string(p) + "];");
+    line("int64_t strides[" + std::to_string(p) + "][" + std::to_string(rank) + "];");
+    line("int64_t scalars[" + std::to_string(scalars) + "];");
+    close("};");
+  }
+
+  // One __global__ function: the common declarations, then `body`.
+  void entry(CudaEntryRole role, unsigned maxThreads, const std::function<void()>& body) {
+    line("");
+    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(maxThreads) + ") " +
+         entryName(kernelName_, role) + "(const " + argsType_ + " args) {");
+    for (size_t p = 0; p < operandCount(); ++p) {
+      std::string constness = p < group_.inputs.size() ? "const " : "";
+      std::string type = constness + storageType(dtypeOf(p));
+      line(type + "* __restrict__ p" + std::to_string(p) + " = reinterpret_cast<" + type +
+           "*>(args.data[" + std::to_string(p) + "]);");
+    }
+    for (size_t k = 0; k < group_.scalars.size(); ++k)
+      line("const double " + scalarName(k) + " = static_cast<double>(args.scalars[" +
+           std::to_string(k) + "]);");
+    for (const Node* node : group_.nodes)
+      if (isConstantNode(node)) {
+        DType dtype = node->result()->tensorType().dtype;
+        names_[node->result()] = "c" + std::to_string(counter_++);
+        line("const " + computeType(dtype) + " " + names_[node->result()] + " = " +
+             constantLiteral(node->attrs().getFloats("data")[0], dtype) + ";");
+      }
+    line("const int64_t total = " + product(all_) + ";");
+    line("const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;");
+    line("const int64_t step = int64_t(gridDim.x) * blockDim.x;");
+    line("(void)total;");
+    line("(void)first;");
+    line("(void)step;");
+    body();
+    close();
+  }
+
+  // Declares i<d> for each of `dims` from the linear index `linear` over them (row-major).
+  void decompose(const std::string& linear, const std::vector<size_t>& dims) {
+    if (dims.empty()) return;
+    if (dims.size() == 1) {
+      line("const int64_t i" + std::to_string(dims[0]) + " = " + linear + ";");
+      return;
+    }
+    std::string rest = "rest" + std::to_string(counter_++);
+    line("int64_t " + rest + " = " + linear + ";");
+    for (size_t k = dims.size(); k-- > 1;) {
+      std::string d = std::to_string(dims[k]);
+      line("const int64_t i" + d + " = " + rest + " % " + size(dims[k]) + ";");
+      line(rest + " /= " + size(dims[k]) + ";");
+    }
+    line("const int64_t i" + std::to_string(dims[0]) + " = " + rest + ";");
+  }
+
+  // How an operation reaches operand p's element: an index expression into p<p>, or a name.
+  using Addressing = std::function<std::string(size_t operand)>;
+
+  Addressing strided(const std::vector<size_t>& dims) const {
+    return [dims](size_t p) {
+      std::string offset;
+      for (size_t d : dims)
+        offset += (offset.empty() ? "" : " + ") + ("i" + std::to_string(d)) + " * " + stride(p, d);
+      return "p" + std::to_string(p) + "[" + (offset.empty() ? "0" : offset) + "]";
+    };
+  }
+
+  bool inSpace(const Value* value, Space space) const {
+    auto found = group_.space.find(value);
+    return found != group_.space.end() && found->second == space;
+  }
+
+  void emitLoads(Space space, const Addressing& element) {
+    for (size_t i = 0; i < group_.inputs.size(); ++i) {
+      const Value* value = group_.inputs[i];
+      if (!inSpace(value, space) || names_.count(value)) continue;
+      names_[value] = "x" + std::to_string(i);
+      DType dtype = value->tensorType().dtype;
+      line("const " + computeType(dtype) + " " + names_[value] + " = " +
+           loadExpr(dtype, element(i)) + ";");
+    }
+  }
+
+  std::string operandAs(const Value* value, DType compute) const {
+    std::string name = names_.at(value);
+    if (computeType(value->tensorType().dtype) == computeType(compute)) return name;
+    return "static_cast<" + computeType(compute) + ">(" + name + ")";
+  }
+
+  void emitNodes(Space space) {
+    for (const Node* node : group_.nodes) {
+      if (isConstantNode(node) || node == group_.reduction) continue;
+      if (group_.space.at(node->result()) != space) continue;
+      DType compute = opComputeDType(*node);
+      std::vector<std::string> args;
+      for (const Value* operand : node->operands())
+        args.push_back(operandAs(operand, compute));
+      std::string expr = scalarExpression(*node, args, group_.scalars, registry_);
+      std::string name = "v" + std::to_string(counter_++);
+      std::string type = computeType(node->result()->tensorType().dtype);
+      line("const " + type + " " + name + " = static_cast<" + type + ">(" + expr + ");");
+      names_[node->result()] = name;
+    }
+  }
+
+  void emitStores(const Addressing& element) {
+    size_t base = group_.inputs.size();
+    for (size_t i = 0; i < group_.outputs.size(); ++i)
+      line(element(base + i) + " = " +
+           storeExpr(group_.outputs[i]->tensorType().dtype, names_.at(group_.outputs[i])) + ";");
+  }
+
+  // A block whose value names are its own.
+  void scoped(const std::string& header, const std::function<void()>& body) {
+    auto names = names_;
+    open(header);
+    body();
+    close();
+    names_ = std::move(names);
+  }
+
+  void emitPointwise() {
+    scoped("for (int64_t linear = first; linear < total; linear += step) {", [&] {
+      decompose("linear", all_);
+      emitLoads(Space::Full, strided(all_));
+      emitNodes(Space::Full);
+      emitStores(strided(all_));
+    });
+  }
+
+  // Each thread takes `width` consecutive elements: inputs are loaded as whole vectors (a
+  // broadcast input from its repeated row, at linear % span; a single-element one once),
+  // computed element by element, and the outputs stored as whole vectors. The elements past
+  // the last whole vector are the tail, one per thread. The host checked the layout
+  // (planCudaLaunch): every output dense, every input dense or repeating whole rows, aligned.
+  void emitVectorised() {
+    std::string width = std::to_string(layout_.vectorWidth);
+    size_t inputs = group_.inputs.size();
+    for (size_t p = 0; p < inputs; ++p) {
+      std::string span = "int64_t(1)";
+      for (size_t d : all_)
+        span += " + (" + size(d) + " - 1) * " + stride(p, d);
+      line("const int64_t span" + std::to_string(p) + " = " + span + ";");
+    }
+    scoped("for (int64_t vector = first; vector < total / " + width + "; vector += step) {", [&] {
+      line("const int64_t e = vector * " + width + ";");
+      for (size_t p = 0; p < operandCount(); ++p) {
+        std::string i = std::to_string(p);
+        line("alignas(16) " + storageType(dtypeOf(p)) + " r" + i + "[" + width + "];");
+        if (p >= inputs) continue;
+        line("if (span" + i + " == 1) {");
+        line("  for (int l = 0; l < " + width + "; ++l) r" + i + "[l] = p" + i + "[0];");
+        line("} else {");
+        line("  loupe_vload(r" + i + ", p" + i + " + (e < span" + i + " ? e : e % span" + i +
+             "));");
+        line("}");
+      }
+      line("#pragma unroll");
+      scoped("for (int l = 0; l < " + width + "; ++l) {", [&] {
+        Addressing lane = [](size_t p) { return "r" + std::to_string(p) + "[l]"; };
+        emitLoads(Space::Full, lane);
+        emitNodes(Space::Full);
+        emitStores(lane);
+      });
+      for (size_t p = inputs; p < operandCount(); ++p)
+        line("loupe_vstore(p" + std::to_string(p) + " + e, r" + std::to_string(p) + ");");
+    });
+    scoped("for (int64_t e = total / " + width + " * " + width +
+               " + first; e < total; e += step) {",
+           [&] {
+             Addressing element = [inputs](size_t p) {
+               std::string i = std::to_string(p);
+               return "p" + i + "[" + (p < inputs ? "e % span" + i : std::string("e")) + "]";
+             };
+             emitLoads(Space::Full, element);
+             emitNodes(Space::Full);
+             emitStores(element);
+           });
+  }
+
+  // The reduction's accumulator: float for f32 and half inputs, double for f64, int64_t for
+  // integers and bool; the recipe's combine as a function, for the loop and the shuffles.
+  struct Accumulator {
+    DType dtype;
+    std::string type, init;
+  };
+  Accumulator declareAccumulator() {
+    const ReductionRecipe& recipe = *registry_.find(group_.reduction->op())->reduction;
+    DType input = group_.reduction->operand(0)->tensorType().dtype;
+    DType dtype = input == DType::F64 ? DType::F64 : isFloating(input) ? DType::F32 : DType::I64;
+    Accumulator acc{dtype, computeType(dtype), recipe.init(dtype)};
+    line("const int64_t count = " + product(group_.reducedDims) + ";");
+    line("(void)count;");
+    line("const auto combine = [](" + acc.type + " acc, " + acc.type + " x) -> " + acc.type +
+         " { return " + recipe.combine("acc", "x") + "; };");
+    return acc;
+  }
+
+  // The prologue of one reduced element, folded into `acc`.
+  void accumulate(const Addressing& element, const Accumulator& acc) {
+    auto names = names_;
+    emitLoads(Space::Full, element);
+    emitNodes(Space::Full);
+    line("acc = combine(acc, " + operandAs(group_.reduction->operand(0), acc.dtype) + ");");
+    names_ = std::move(names);
+  }
+
+  // The reduction's result from `acc`, then the epilogue and the stores of one output.
+  void finish() {
+    const ReductionRecipe& recipe = *registry_.find(group_.reduction->op())->reduction;
+    std::string result = "v" + std::to_string(counter_++);
+    std::string type = computeType(group_.reduction->result()->tensorType().dtype);
+    line("const " + type + " " + result + " = static_cast<" + type + ">(" +
+         recipe.finalize("acc", "count") + ");");
+    names_[group_.reduction->result()] = result;
+    emitLoads(Space::Kept, strided(kept_));
+    emitNodes(Space::Kept);
+    emitStores(strided(kept_));
+  }
+
+  // One thread per output, its reduced dims walked by nested loops: correct for any strides,
+  // coalesced when the innermost iteration dim is kept (neighbouring threads, neighbouring
+  // outputs).
+  void emitPerOutputReduction() {
+    Accumulator acc = declareAccumulator();
+    line("const int64_t rows = " + product(kept_) + ";");
+    scoped("for (int64_t row = first; row < rows; row += step) {", [&] {
+      decompose("row", kept_);
+      line(acc.type + " acc = " + acc.init + ";");
+      for (size_t d : group_.reducedDims)
+        open("for (int64_t i" + std::to_string(d) + " = 0; i" + std::to_string(d) + " < " +
+             size(d) + "; ++i" + std::to_string(d) + ") {");
+      accumulate(strided(all_), acc);
+      for (size_t k = 0; k < group_.reducedDims.size(); ++k)
+        close();
+      finish();
+    });
+  }
+
+  // One row of threads (threadIdx.x; a warp, or the whole block) per output, its reduced dims
+  // the innermost: each thread folds every blockDim.x-th element, neighbours reading neighbours,
+  // then the row combines its partial results (loupe_row_reduce) and thread 0 finishes.
+  void emitRowReduction() {
+    Accumulator acc = declareAccumulator();
+    line("__shared__ " + acc.type + " partials[32];");
+    line("const int64_t rows = " + product(kept_) + ";");
+    scoped("for (int64_t row = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; row < rows; "
+           "row += int64_t(gridDim.x) * blockDim.y) {",
+           [&] {
+             decompose("row", kept_);
+             line(acc.type + " acc = " + acc.init + ";");
+             scoped("for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {", [&] {
+               decompose("r", group_.reducedDims);
+               accumulate(strided(all_), acc);
+             });
+             line("acc = loupe_row_reduce(acc, " + acc.type + "(" + acc.init +
+                  "), combine, partials);");
+             scoped("if (threadIdx.x == 0) {", [&] { finish(); });
+           });
+  }
+
+  const GroupAnalysis& group_;
+  const CudaKernelLayout& layout_;
+  const OpRegistry& registry_;
+  std::string kernelName_, argsType_;
+  std::vector<size_t> all_, kept_;
+  std::map<const Value*, std::string> names_;
+  std::string out_;
+  int indent_ = 0;
+  int counter_ = 0;
+};
+
+} // namespace
+
+std::string emitCudaKernelSource(const GroupAnalysis& group, const CudaKernelLayout& layout,
+                                 const OpRegistry& registry, const std::string& kernelName) {
+  return CudaKernelEmitter(group, layout, registry, kernelName).emit();
+}
+
+} // namespace loupe::cuda_codegen

@@ -1,0 +1,75 @@
+// A group's CUDA kernel layout (cuda_kernel_layout.h).
+#include "compiler/codegen/cuda/cuda_kernel_layout.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace loupe::cuda_codegen {
+
+using codegen::GroupAnalysis;
+using codegen::Space;
+
+namespace {
+
+// Bytes per element in memory: bool is stored as one byte.
+size_t storedBytes(DType dtype) {
+  return dtype == DType::Bool ? 1 : dtypeSize(dtype);
+}
+
+// Whether the reduced dims are the innermost ones, so that one output's inputs are a run of
+// consecutive iteration indices: the row entry walks them with its threads.
+bool reducedDimsInnermost(const GroupAnalysis& group) {
+  size_t rank = group.iterationShape.size();
+  const std::vector<size_t>& reduced = group.reducedDims;
+  return !reduced.empty() && reduced.back() == rank - 1 && reduced.front() == rank - reduced.size();
+}
+
+} // namespace
+
+CudaKernelLayout layoutOf(const GroupAnalysis& group) {
+  CudaKernelLayout layout;
+  layout.signature = KernelSignature{group.iterationShape, {}, group.scalars};
+  layout.numInputs = group.inputs.size();
+  std::vector<const Value*> operands(group.inputs.begin(), group.inputs.end());
+  operands.insert(operands.end(), group.outputs.begin(), group.outputs.end());
+  for (const Value* value : operands) {
+    layout.signature.operandDims.push_back(codegen::operandDims(group, value));
+    layout.dtypes.push_back(value->tensorType().dtype);
+    auto found = group.space.find(value);
+    layout.walksReducedDims.push_back(!group.reduction ||
+                                      (found != group.space.end() && found->second == Space::Full));
+  }
+  layout.reduction = group.reduction != nullptr;
+  layout.reducedDims = group.reducedDims;
+  if (layout.reduction) {
+    if (reducedDimsInnermost(group)) layout.entries.push_back(CudaEntryRole::ReductionRow);
+    layout.entries.push_back(CudaEntryRole::ReductionPerOutput);
+    return layout;
+  }
+  // 16 bytes of the narrowest operand per thread, at most 8 elements (registers).
+  size_t narrowest = 16;
+  for (DType dtype : layout.dtypes)
+    narrowest = std::min(narrowest, storedBytes(dtype));
+  layout.vectorWidth = static_cast<int>(std::min<size_t>(16 / narrowest, 8));
+  if (!group.iterationShape.empty()) layout.entries.push_back(CudaEntryRole::PointwiseVectorised);
+  layout.entries.push_back(CudaEntryRole::Pointwise);
+  return layout;
+}
+
+std::string entryName(const std::string& kernelName, CudaEntryRole role) {
+  std::string entry = "loupe_" + kernelName;
+  std::replace_if(
+      entry.begin(), entry.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
+  switch (role) {
+  case CudaEntryRole::Pointwise:
+  case CudaEntryRole::ReductionPerOutput:
+    return entry;
+  case CudaEntryRole::PointwiseVectorised:
+    return entry + "_vec";
+  case CudaEntryRole::ReductionRow:
+    return entry + "_row";
+  }
+  return entry;
+}
+
+} // namespace loupe::cuda_codegen

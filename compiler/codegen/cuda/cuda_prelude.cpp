@@ -1,0 +1,176 @@
+// The text every generated CUDA translation unit starts with: what NVRTC compiles besides the
+// kernel itself. NVRTC here has no system headers, so nothing is included: the fixed-width
+// integer types are typedefs, the math that op patterns call (loupe_exp, loupe_pow, ...) maps onto
+// the CUDA math functions NVRTC knows without headers (expf, tanhf, erff, ...), and the half
+// conversions are PTX (f16) or bit operations (bf16). The names and semantics are those of the CPU
+// prelude (cpu/kernel_prelude.cpp), so the registry's scalar expressions compile unchanged.
+//
+// Also here: 16-byte vector loads and stores, and the warp and block reductions of the row
+// reduction entry (docs/cuda-codegen.md).
+#include "compiler/codegen/cuda/cuda_prelude.h"
+
+namespace loupe::cuda_codegen {
+
+namespace {
+
+constexpr const char* kPrelude = R"(#ifndef LOUPE_CUDA_PRELUDE
+#define LOUPE_CUDA_PRELUDE
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INFINITY (__int_as_float(0x7f800000))
+#define NAN (__int_as_float(0x7fc00000))
+
+#define LOUPE_MATH_1(name)                                                                       \
+  __device__ __forceinline__ float loupe_##name(float x) { return name##f(x); }          \
+  __device__ __forceinline__ double loupe_##name(double x) { return name(x); }
+LOUPE_MATH_1(exp)
+LOUPE_MATH_1(log)
+LOUPE_MATH_1(log1p)
+LOUPE_MATH_1(expm1)
+LOUPE_MATH_1(sqrt)
+LOUPE_MATH_1(sin)
+LOUPE_MATH_1(cos)
+LOUPE_MATH_1(tanh)
+LOUPE_MATH_1(erf)
+LOUPE_MATH_1(floor)
+LOUPE_MATH_1(ceil)
+LOUPE_MATH_1(trunc)
+LOUPE_MATH_1(nearbyint)
+#undef LOUPE_MATH_1
+__device__ __forceinline__ float loupe_fmod(float x, float y) { return fmodf(x, y); }
+__device__ __forceinline__ double loupe_fmod(double x, double y) { return fmod(x, y); }
+__device__ __forceinline__ float loupe_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double loupe_abs(double x) { return fabs(x); }
+// Integers (and bool) as std::abs has them: promoted to int at least.
+template <typename T>
+__device__ __forceinline__ auto loupe_abs(T x) { return x < 0 ? -x : +x; }
+
+template <typename T> struct loupe_is_floating { static constexpr bool value = false; };
+template <> struct loupe_is_floating<float> { static constexpr bool value = true; };
+template <> struct loupe_is_floating<double> { static constexpr bool value = true; };
+
+// As the CPU prelude: torch's special cases for constant exponents fold to multiplies; other
+// type pairs compute in double, as std::pow's mixed overloads do.
+template <typename T, typename E>
+__device__ __forceinline__ auto loupe_pow(T x, E e) {
+  if constexpr (loupe_is_floating<T>::value && loupe_is_floating<E>::value) {
+    if (e == E(2)) return x * x;
+    if (e == E(3)) return x * x * x;
+    if (e == E(0.5)) return loupe_sqrt(x);
+    if (e == E(-1)) return T(1) / x;
+    if (e == E(-2)) return T(1) / (x * x);
+    if constexpr (sizeof(T) == sizeof(float)) return powf(x, static_cast<T>(e));
+    else return pow(x, static_cast<T>(e));
+  } else {
+    return pow(static_cast<double>(x), static_cast<double>(e));
+  }
+}
+
+// Half types travel as their bits (uint16_t). Both conversions to them round to nearest even,
+// as torch does: f16 through PTX, bf16 by the bit trick (NaN stays a quiet NaN).
+__device__ __forceinline__ float loupe_h2f(uint16_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ uint16_t loupe_f2h(float value) {
+  uint16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(value));
+  return h;
+}
+__device__ __forceinline__ float loupe_bf2f(uint16_t b) {
+  return __uint_as_float(static_cast<uint32_t>(b) << 16);
+}
+__device__ __forceinline__ uint16_t loupe_f2bf(float value) {
+  uint32_t x = __float_as_uint(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// N elements of T at p, which is aligned to the chunk used: 16 bytes at a time when N * sizeof(T)
+// is a multiple of 16, else the largest power of two that divides it (host-checked alignment).
+template <typename Chunk, typename T, int N>
+__device__ __forceinline__ void loupe_copy_chunks(T (&to)[N], const T* from) {
+  #pragma unroll
+  for (int i = 0; i < int(N * sizeof(T) / sizeof(Chunk)); ++i)
+    reinterpret_cast<Chunk*>(to)[i] = reinterpret_cast<const Chunk*>(from)[i];
+}
+template <typename Chunk, typename T, int N>
+__device__ __forceinline__ void loupe_store_chunks(T* to, const T (&from)[N]) {
+  #pragma unroll
+  for (int i = 0; i < int(N * sizeof(T) / sizeof(Chunk)); ++i)
+    reinterpret_cast<Chunk*>(to)[i] = reinterpret_cast<const Chunk*>(from)[i];
+}
+template <typename T, int N>
+__device__ __forceinline__ void loupe_vload(T (&to)[N], const T* from) {
+  constexpr int bytes = N * sizeof(T);
+  if constexpr (bytes % 16 == 0) loupe_copy_chunks<uint4>(to, from);
+  else if constexpr (bytes % 8 == 0) loupe_copy_chunks<uint2>(to, from);
+  else if constexpr (bytes % 4 == 0) loupe_copy_chunks<uint32_t>(to, from);
+  else if constexpr (bytes % 2 == 0) loupe_copy_chunks<uint16_t>(to, from);
+  else loupe_copy_chunks<uint8_t>(to, from);
+}
+template <typename T, int N>
+__device__ __forceinline__ void loupe_vstore(T* to, const T (&from)[N]) {
+  constexpr int bytes = N * sizeof(T);
+  if constexpr (bytes % 16 == 0) loupe_store_chunks<uint4>(to, from);
+  else if constexpr (bytes % 8 == 0) loupe_store_chunks<uint2>(to, from);
+  else if constexpr (bytes % 4 == 0) loupe_store_chunks<uint32_t>(to, from);
+  else if constexpr (bytes % 2 == 0) loupe_store_chunks<uint16_t>(to, from);
+  else loupe_store_chunks<uint8_t>(to, from);
+}
+
+// Lane exchange for every accumulator type (bool travels as an int).
+__device__ __forceinline__ float loupe_shfl_xor(float v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+__device__ __forceinline__ double loupe_shfl_xor(double v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+__device__ __forceinline__ int64_t loupe_shfl_xor(int64_t v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+__device__ __forceinline__ bool loupe_shfl_xor(bool v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, static_cast<int>(v), mask) != 0;
+}
+
+// Every lane of the warp ends with the combination of all 32 lanes' values.
+template <typename T, typename Combine>
+__device__ __forceinline__ T loupe_warp_reduce(T v, Combine combine) {
+  #pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) v = combine(v, loupe_shfl_xor(v, mask));
+  return v;
+}
+
+// The combination of the values of the blockDim.x threads of one row (a multiple of 32, at most
+// 1024), valid in thread x = 0. Rows of one warp (blockDim.x == 32) need no shared memory or
+// barrier, so a block may hold several; a wider row is the whole block (blockDim.y == 1), whose
+// threads all call this. `partials` holds 32 values; it is free again on return.
+template <typename T, typename Combine>
+__device__ __forceinline__ T loupe_row_reduce(T v, T identity, Combine combine, T* partials) {
+  v = loupe_warp_reduce(v, combine);
+  if (blockDim.x == 32) return v;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) partials[warp] = v;
+  __syncthreads();
+  if (warp == 0) v = loupe_warp_reduce(lane < int(blockDim.x / 32) ? partials[lane] : identity, combine);
+  __syncthreads();
+  return v;
+}
+#endif
+)";
+
+} // namespace
+
+std::string_view cudaPrelude() {
+  return kPrelude;
+}
+
+} // namespace loupe::cuda_codegen

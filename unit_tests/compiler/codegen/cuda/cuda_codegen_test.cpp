@@ -1,0 +1,115 @@
+// The generated CUDA source: its entries, per group kind, and what is refused with a reason.
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/cuda/cuda_codegen.h"
+#include "compiler/codegen/cuda/cuda_kernel_abi.h"
+#include "compiler/ir/error.h"
+#include "compiler/ir/parser.h"
+#include "unit_tests/compiler/codegen/cuda/fused_graph.h"
+
+namespace loupe {
+namespace {
+
+const Node& firstNode(const Graph& graph) {
+  return *graph.nodes().front();
+}
+
+TEST(CudaCodegen, PointwiseHasAVectorisedAndAStridedEntry) {
+  auto graph = parseGraph(R"(
+graph @g(%x: f32[4,8], %b: f32[8]) -> (f32[4,8]) {
+  %y = aten.add.Tensor(%x, %b) {alpha=1} : f32[4,8]
+  return %y
+})");
+  GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k3");
+  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k3_vec", "loupe_k3"}));
+  for (const std::string& entry : kernel.entries)
+    EXPECT_NE(kernel.source.find("extern \"C\" __global__ void __launch_bounds__(256) " + entry +
+                                 "(const LoupeArgs_loupe_k3 args)"),
+              std::string::npos)
+        << kernel.source;
+  EXPECT_NE(kernel.source.find("loupe_vload("), std::string::npos);
+  EXPECT_EQ(kernel.source.find("#include"), std::string::npos);
+  EXPECT_NE(kernel.strategy.find("pointwise"), std::string::npos);
+  CudaKernelLayout layout = describeCudaKernel(firstNode(*graph));
+  EXPECT_EQ(layout.vectorWidth, 4);
+  EXPECT_EQ(layout.argWords(), 2u + 3u + 3u * 2u + 1u);
+}
+
+TEST(CudaCodegen, HalfOperandsWidenTheVectorToEightElements) {
+  auto graph = parseGraph(R"(
+graph @g(%x: bf16[64]) -> (f32[64]) {
+  %y = aten._to_copy(%x) {dtype=f32} : f32[64]
+  return %y
+})");
+  EXPECT_EQ(describeCudaKernel(firstNode(*graph)).vectorWidth, 8);
+  GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k");
+  EXPECT_NE(kernel.source.find("loupe_bf2f("), std::string::npos);
+}
+
+TEST(CudaCodegen, InnerReductionHasARowAndAPerOutputEntry) {
+  auto graph = parseGraph(R"(
+graph @g(%x: f16[s0,128]) -> (f16[s0]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[1], keepdim=false} : f16[s0]
+  return %s
+})");
+  GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k1");
+  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1_row", "loupe_k1"}));
+  EXPECT_NE(kernel.source.find("loupe_row_reduce("), std::string::npos);
+  // f16 accumulates in float.
+  EXPECT_NE(kernel.source.find("float acc = "), std::string::npos) << kernel.source;
+  EXPECT_EQ(
+      describeCudaKernel(firstNode(*graph)).entries,
+      (std::vector<CudaEntryRole>{CudaEntryRole::ReductionRow, CudaEntryRole::ReductionPerOutput}));
+}
+
+TEST(CudaCodegen, OuterReductionHasOnlyThePerOutputEntry) {
+  auto graph = parseGraph(R"(
+graph @g(%x: f64[16,8]) -> (f64[1,8]) {
+  %m = aten.amax(%x) {dim=[0], keepdim=true} : f64[1,8]
+  return %m
+})");
+  GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k2");
+  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k2"}));
+  EXPECT_NE(kernel.source.find("double acc = "), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.strategy.find("one thread per output"), std::string::npos);
+}
+
+TEST(CudaCodegen, RefusesWhatItCannotGenerateWithAReason) {
+  auto graph = parseGraph(R"(
+graph @g(%a: f32[4,8], %b: f32[8,4]) -> (f32[4,4]) {
+  %c = aten.mm(%a, %b) : f32[4,4]
+  return %c
+})");
+  std::string why;
+  EXPECT_FALSE(canGenerateCudaKernel(firstNode(*graph), &why));
+  EXPECT_NE(why.find("aten.mm"), std::string::npos) << why;
+  EXPECT_THROW(generateCudaKernel(firstNode(*graph), "k"), Error);
+}
+
+TEST(CudaCodegen, RefusesAParameterBlockOverFourKilobytes) {
+  // A chain of adds over `inputs` rank-8 inputs fuses into one group of inputs + 1 operands:
+  // 8 + P + 8 P + 1 words.
+  auto chain = [](int inputs) {
+    std::string type = "f32[1,1,1,1,1,1,1,2]", text = "graph @g(";
+    for (int i = 0; i < inputs; ++i)
+      text += (i ? ", %x" : "%x") + std::to_string(i) + ": " + type;
+    text += ") -> (" + type + ") {\n";
+    std::string last = "%x0";
+    for (int i = 1; i < inputs; ++i) {
+      text += "  %y" + std::to_string(i) + " = aten.add.Tensor(" + last + ", %x" +
+              std::to_string(i) + ") {alpha=1} : " + type + "\n";
+      last = "%y" + std::to_string(i);
+    }
+    return testing::fusedGraph(text + "  return " + last + "\n}", {"pointwise-fusion"});
+  };
+  auto fits = chain(40); // 3024 bytes
+  ASSERT_EQ(fits->nodes().size(), 1u);
+  EXPECT_TRUE(canGenerateCudaKernel(*fits->nodes().front(), nullptr));
+  auto tooMany = chain(60); // 4464 bytes
+  std::string why;
+  EXPECT_FALSE(canGenerateCudaKernel(*tooMany->nodes().front(), &why));
+  EXPECT_NE(why.find("4464 bytes"), std::string::npos) << why;
+}
+
+} // namespace
+} // namespace loupe

@@ -1,0 +1,156 @@
+// planCudaLaunch: which entry it picks for which tensors, the grid and block, and the parameter
+// block it packs. The tensors borrow made-up device addresses: planning never reads elements.
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/cuda/cuda_codegen.h"
+#include "compiler/codegen/cuda/cuda_kernel_abi.h"
+#include "compiler/ir/error.h"
+#include "compiler/ir/parser.h"
+
+namespace loupe {
+namespace {
+
+constexpr uintptr_t kDevice = 0x7f0000000000; // 16-byte aligned
+
+Tensor deviceTensor(uintptr_t address, DType dtype, std::vector<int64_t> shape,
+                    std::vector<int64_t> strides = {}) {
+  return Tensor::borrow(reinterpret_cast<void*>(address), dtype, std::move(shape),
+                        std::move(strides));
+}
+
+struct Kernel {
+  std::unique_ptr<Graph> graph;
+  CudaKernelLayout layout;
+  GeneratedCudaKernel generated;
+  explicit Kernel(const std::string& text)
+      : graph(parseGraph(text)), layout(describeCudaKernel(*graph->nodes().front())),
+        generated(generateCudaKernel(*graph->nodes().front(), "k")) {}
+  CudaLaunch plan(std::vector<int64_t> sizes, const std::vector<const Tensor*>& inputs,
+                  Tensor& output) const {
+    return planCudaLaunch(layout, KernelBinding{std::move(sizes), {}}, inputs, {&output}, 132);
+  }
+  const std::string& entry(const CudaLaunch& launch) const {
+    return generated.entries.at(launch.entry);
+  }
+};
+
+const char* kBiasAdd = R"(
+graph @g(%x: f32[4,8], %b: f32[8]) -> (f32[4,8]) {
+  %y = aten.add.Tensor(%x, %b) {alpha=1} : f32[4,8]
+  return %y
+})";
+
+TEST(CudaLaunch, ContiguousAlignedOperandsTakeTheVectorisedEntry) {
+  Kernel kernel(kBiasAdd);
+  Tensor x = deviceTensor(kDevice, DType::F32, {4, 8});
+  Tensor b = deviceTensor(kDevice + 4096, DType::F32, {8}); // broadcast along whole rows
+  Tensor y = deviceTensor(kDevice + 8192, DType::F32, {4, 8});
+  CudaLaunch launch = kernel.plan({4, 8}, {&x, &b}, y);
+  EXPECT_EQ(kernel.entry(launch), "loupe_k_vec") << launch.why;
+  // sizes, data, strides (x, b, y), scalars
+  std::vector<int64_t> expected{4,
+                                8,
+                                static_cast<int64_t>(kDevice),
+                                static_cast<int64_t>(kDevice + 4096),
+                                static_cast<int64_t>(kDevice + 8192),
+                                8,
+                                1,
+                                0,
+                                1,
+                                8,
+                                1,
+                                0};
+  EXPECT_EQ(launch.args, expected);
+  EXPECT_EQ(launch.block[0], 256u);
+  EXPECT_EQ(launch.grid[0], 1u);
+}
+
+TEST(CudaLaunch, TransposedBroadcastWithinRowsOrMisalignedOperandsTakeTheStridedEntry) {
+  Kernel kernel(kBiasAdd);
+  Tensor b = deviceTensor(kDevice + 4096, DType::F32, {8});
+  Tensor y = deviceTensor(kDevice + 8192, DType::F32, {4, 8});
+  Tensor transposed = deviceTensor(kDevice, DType::F32, {4, 8}, {1, 4});
+  CudaLaunch launch = kernel.plan({4, 8}, {&transposed, &b}, y);
+  EXPECT_EQ(kernel.entry(launch), "loupe_k");
+  EXPECT_EQ(launch.args[5], 1); // x's strides in the iteration space
+  EXPECT_EQ(launch.args[6], 4);
+
+  Tensor x = deviceTensor(kDevice, DType::F32, {4, 8});
+  Tensor misaligned = deviceTensor(kDevice, DType::F32, {64}).view({4, 8}, {8, 1}, 1);
+  EXPECT_EQ(kernel.entry(kernel.plan({4, 8}, {&misaligned, &b}, y)), "loupe_k");
+  EXPECT_EQ(kernel.plan({4, 8}, {&misaligned, &b}, y).args[2], static_cast<int64_t>(kDevice + 4));
+
+  // A bias of 6 elements repeated: a vector of 4 would straddle two rows.
+  Kernel six(R"(
+graph @g(%x: f32[4,6], %b: f32[6]) -> (f32[4,6]) {
+  %y = aten.add.Tensor(%x, %b) {alpha=1} : f32[4,6]
+  return %y
+})");
+  Tensor x6 = deviceTensor(kDevice, DType::F32, {4, 6});
+  Tensor b6 = deviceTensor(kDevice + 4096, DType::F32, {6});
+  Tensor y6 = deviceTensor(kDevice + 8192, DType::F32, {4, 6});
+  EXPECT_EQ(six.entry(six.plan({4, 6}, {&x6, &b6}, y6)), "loupe_k");
+  // Dense operands may end in a partial vector: the tail.
+  Tensor s = deviceTensor(kDevice + 4096, DType::F32, {});
+  Kernel scalar(R"(
+graph @g(%x: f32[5,3], %s: f32[]) -> (f32[5,3]) {
+  %y = aten.mul.Tensor(%x, %s) : f32[5,3]
+  return %y
+})");
+  Tensor x53 = deviceTensor(kDevice, DType::F32, {5, 3});
+  Tensor y53 = deviceTensor(kDevice + 8192, DType::F32, {5, 3});
+  EXPECT_EQ(scalar.entry(scalar.plan({5, 3}, {&x53, &s}, y53)), "loupe_k_vec");
+  // An input broadcast down a column is not.
+  Kernel column(R"(
+graph @g(%x: f32[4,8], %c: f32[4,1]) -> (f32[4,8]) {
+  %y = aten.mul.Tensor(%x, %c) : f32[4,8]
+  return %y
+})");
+  Tensor c = deviceTensor(kDevice + 4096, DType::F32, {4, 1});
+  EXPECT_EQ(column.entry(column.plan({4, 8}, {&x, &c}, y)), "loupe_k");
+}
+
+TEST(CudaLaunch, AWrongSizeIsRefusedNamingTheOperand) {
+  Kernel kernel(kBiasAdd);
+  Tensor x = deviceTensor(kDevice, DType::F32, {4, 9});
+  Tensor b = deviceTensor(kDevice + 4096, DType::F32, {8});
+  Tensor y = deviceTensor(kDevice + 8192, DType::F32, {4, 8});
+  try {
+    kernel.plan({4, 8}, {&x, &b}, y);
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), "runtime");
+    EXPECT_NE(error.message().find("input 0"), std::string::npos) << error.message();
+  }
+}
+
+TEST(CudaLaunch, ReductionsTakeTheRowEntryForContiguousRowsAtLeastAWarpLong) {
+  Kernel kernel(R"(
+graph @g(%x: f32[s0,s1]) -> (f32[s0]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[1], keepdim=false} : f32[s0]
+  return %s
+})");
+  auto plan = [&](int64_t rows, int64_t columns, std::vector<int64_t> strides) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns}, std::move(strides));
+    Tensor s = deviceTensor(kDevice + (1 << 24), DType::F32, {rows});
+    return kernel.plan({rows, columns}, {&x}, s);
+  };
+  CudaLaunch warp = plan(1000, 768, {});
+  EXPECT_EQ(kernel.entry(warp), "loupe_k_row") << warp.why;
+  EXPECT_EQ(warp.block[0], 32u);
+  EXPECT_EQ(warp.block[1], 8u);
+  EXPECT_EQ(warp.grid[0], 125u);
+  CudaLaunch block = plan(2, 100000, {});
+  EXPECT_EQ(kernel.entry(block), "loupe_k_row");
+  EXPECT_EQ(block.block[0], 512u);
+  EXPECT_EQ(block.block[1], 1u);
+  EXPECT_EQ(block.grid[0], 2u);
+  CudaLaunch transposed = plan(1000, 768, {1, 1000});
+  EXPECT_EQ(kernel.entry(transposed), "loupe_k") << transposed.why;
+  EXPECT_EQ(transposed.block[0], 256u);
+  EXPECT_EQ(transposed.grid[0], 4u);
+  EXPECT_EQ(kernel.entry(plan(1000, 16, {})), "loupe_k");
+}
+
+} // namespace
+} // namespace loupe
