@@ -5,6 +5,8 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ops/verifier.h"
+#include "compiler/pass/target_device.h"
+#include "compiler/runtime/cuda_backend.h"
 #include "passes/pipeline.h"
 
 namespace loupe {
@@ -35,15 +37,26 @@ CompileError errorOf(std::exception_ptr exception, std::string pass = {}) {
   return error;
 }
 
-// The target's runtime for the compiled graph. Kernel selection planned the kernels for
-// PipelineOptions::target; this is where a target meets its back end, so a device is added
-// here: CUDA would build its executable (its generated kernels, its memory) in a branch of its
-// own, and every entry point would run on it unchanged.
+// The target's runtime for the compiled graph: the device kernel selection planned for
+// (compiler/pass/target_device.h) meets its back end here. On the host the executable runs as it
+// is; on a CUDA device it runs through the embedder's CudaBackend (the Python adapter hands over
+// torch's allocator and stream) or, when there is none, one of the driver's own.
 std::unique_ptr<Executable> makeExecutable(const Graph& graph, const Plan& plan,
                                            const CompileOptions& options) {
-  const std::string& target = options.pipelineOptions.target;
-  if (target == "cpu") return std::make_unique<Executable>(graph, plan, options.executable);
-  throw Error("driver", "no runtime for target '" + target + "' (Loupe runs graphs on the cpu)");
+  Device device = targetDevice(graph, options.pipelineOptions.target);
+  if (device.isCpu()) return std::make_unique<Executable>(graph, plan, options.executable);
+  ExecutableOptions executable = options.executable;
+  if (!executable.device) {
+    std::string why;
+    if (!cudaBackendAvailable(&why))
+      throw Error("driver", "graph @" + graph.name() + " is compiled for " + device.str() +
+                                ", where Loupe cannot run: " + why);
+    executable.device = std::make_shared<CudaBackend>(CudaBackendOptions{.device = device.index});
+  } else if (executable.device->device() != device) {
+    throw Error("driver", "graph @" + graph.name() + " is compiled for " + device.str() +
+                              " but its runtime is on " + executable.device->device().str());
+  }
+  return std::make_unique<Executable>(graph, plan, std::move(executable));
 }
 
 // The passes and the executable, for a compile that began at `start` with `graph` imported.

@@ -5,10 +5,10 @@
 // every exception of a compile becomes the result's error here and nowhere else, so a caller
 // only chooses what to do with a failure (record it in a trace, print it, rethrow it).
 //
-// The device is chosen here too. PipelineOptions::target tells kernel selection what to plan for,
-// and compile_graph.cpp's makeExecutable builds that target's runtime; a new device (CUDA) is one
-// more case there, with its code generation and runtime linked into loupe_driver, and no entry
-// point changes.
+// The device is chosen here too: PipelineOptions::target, or the device the graph's tensors are
+// on (compiler/pass/target_device.h), tells kernel selection what to plan for, and
+// compile_graph.cpp's makeExecutable builds that device's runtime (the host, or a CUDA backend);
+// no entry point changes with the device.
 #pragma once
 
 #include <exception>

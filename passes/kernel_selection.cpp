@@ -12,15 +12,23 @@
 // - View ops: no kernel, the result aliases the input;
 // - every other registered op: its reference implementation (Loupe's runtime);
 // - unregistered (opaque) ops: the frontend's fallback (eager PyTorch).
-// Targets: "cpu". For "cuda" the choice stays on the CPU and records that CUDA code generation
-// is not available yet, so a CUDA request still produces a working (if slower) plan; any other
-// target is an error.
+// On a CUDA device (the graph's, or the one the target names: compiler/pass/target_device.h):
+// - fused groups and lone Elementwise/Reduction ops: a generated CUDA kernel when the CUDA
+//   generator supports them (its source and strategy kept in the choice);
+// - aten.mm and aten.bmm in f32, bf16 and f16: cuBLASLt;
+// - View ops: no kernel;
+// - every other aten op (and what the generator refuses): the op's own aten kernel on the same
+//   device, through the frontend's fallback, so a trace always names what ran;
+// - Loupe's own ops with no aten kernel (loupe.constant, a group the generator refuses): the
+//   reference implementation on the host, its result copied to the device.
 #include <memory>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/library_kernels.h"
+#include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/op_registry.h"
+#include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
 
 namespace loupe {
@@ -41,7 +49,7 @@ bool isCodegenCandidate(const Node& node, const OpInfo* info) {
 
 class KernelSelector {
 public:
-  explicit KernelSelector(std::string target) : target_(std::move(target)) {}
+  explicit KernelSelector(Device device) : device_(device) {}
 
   KernelChoice choose(const Node& node, const std::string& name) const {
     const OpInfo* info = OpRegistry::global().find(node.op());
@@ -49,10 +57,14 @@ public:
     choice.name = name;
     choice.node = node.numResults() ? node.result()->name() : node.describe();
     choice.op = node.op();
-    choice.target = kCpu;
+    choice.target = device_.str();
     if (node.hasBody())
       for (Node* inner : node.body()->nodes())
         choice.fusedOps.push_back(inner->op());
+    if (!device_.isCpu()) {
+      chooseOnCuda(node, info, choice);
+      return choice;
+    }
 
     if (!info)
       setFallback(choice);
@@ -70,9 +82,6 @@ public:
       setKind(choice, KernelKind::View, "alias", "no kernel: aliases its input");
     else
       setReference(choice, "Loupe's runtime implementation of " + node.op());
-
-    if (target_ == "cuda")
-      choice.rejected.push_back({choice.kind, "cuda", "CUDA code generation is not available yet"});
     return choice;
   }
 
@@ -117,16 +126,63 @@ private:
     }
   }
 
-  std::string target_;
+  void chooseOnCuda(const Node& node, const OpInfo* info, KernelChoice& choice) const {
+    const std::string device = device_.str();
+    std::string whyNot;
+    if (info && isCodegenCandidate(node, info)) {
+      if (canGenerateCudaKernel(node, &whyNot)) {
+        GeneratedCudaKernel kernel = generateCudaKernel(node, choice.name);
+        setKind(choice, KernelKind::Generated, generatedFlavour(node, info),
+                "CUDA kernel compiled by NVRTC for " + device + ": " + kernel.strategy);
+        choice.rejected.push_back({KernelKind::Fallback, device,
+                                   "aten op by op: every intermediate goes through device "
+                                   "memory, one launch per op"});
+        choice.source = std::move(kernel.source);
+        return;
+      }
+      choice.rejected.push_back({KernelKind::Generated, device, whyNot});
+    }
+    if (info && (node.op() == "aten.mm" || node.op() == "aten.bmm")) {
+      DType dtype = node.result()->tensorType().dtype;
+      if (dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16) {
+        setKind(choice, KernelKind::Library, "cublaslt:matmul",
+                "cuBLASLt on " + device +
+                    (dtype == DType::F32 ? ", computed in fp32 (no TF32, as torch by default)"
+                                         : ", accumulated in fp32"));
+        choice.rejected.push_back({KernelKind::Fallback, device,
+                                   "aten's matmul calls cuBLAS too, through the frontend: a "
+                                   "Python round trip per call"});
+        return;
+      }
+      choice.rejected.push_back(
+          {KernelKind::Library, device,
+           "cuBLASLt takes f32, bf16 and f16, not " + std::string(dtypeName(dtype))});
+    }
+    if (info && info->kind == OpKind::View) {
+      setKind(choice, KernelKind::View, "alias", "no kernel: aliases its input");
+      return;
+    }
+    if (!node.op().starts_with("aten.") && info) {
+      setReference(choice, "no aten kernel for " + node.op() +
+                               ": Loupe's reference runs on the host, its result is copied to " +
+                               device);
+      return;
+    }
+    setKind(choice, KernelKind::Fallback, "fallback:" + choice.op,
+            (info ? "no CUDA kernel in Loupe for it" : "not in the op registry") +
+                std::string(": its aten kernel runs on ") + device + " through the frontend");
+    choice.rejected.push_back({KernelKind::Library, "cpu",
+                               "the reference implementation runs on the host: a copy each "
+                               "way"});
+  }
+
+  Device device_;
 };
 
 class KernelSelectionPass : public TablePass<PassId::KernelSelectionPass> {
 public:
   void run(Graph& graph, PassContext& ctx) override {
-    const std::string& target = ctx.options().target;
-    if (target != "cpu" && target != "cuda")
-      throw Error("kernel-selection", "unknown target '" + target + "' (expected cpu or cuda)");
-    KernelSelector selector(target);
+    KernelSelector selector(targetDevice(graph, ctx.options().target));
     auto& kernels = ctx.plan().kernels;
     kernels.clear();
     for (Node* node : graph.nodes()) {

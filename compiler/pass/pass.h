@@ -21,7 +21,7 @@ namespace loupe {
 struct PipelineOptions {
   int bisectLimit = -1;             // -1: no limit; N: apply only decisions 1..N
   int injectFaultAt = -1;           // testing aid: N miscompiles the graph after decision N
-  std::string target = "cpu";       // kernel selection target
+  std::string target;               // empty: the graph's device (target_device.h)
   std::vector<std::string> options; // free-form "key=value" pass options
 };
 

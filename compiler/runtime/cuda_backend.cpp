@@ -1,0 +1,303 @@
+// The CUDA device backend (cuda_backend.h).
+#include "compiler/runtime/cuda_backend.h"
+
+#include <chrono>
+
+#include "compiler/ir/error.h"
+#include "compiler/runtime/cuda/cublaslt_matmul.h"
+#include "compiler/runtime/cuda/cuda_device_memory.h"
+#include "compiler/runtime/cuda/cuda_driver.h"
+#include "compiler/runtime/cuda/cuda_module.h"
+
+namespace loupe {
+
+namespace {
+
+// Tensors of up to this rank are copied by the strided copy kernels.
+constexpr int kCopyMaxRank = 8;
+
+// Copies between two layouts of one shape, one element per thread in a grid-stride loop, for
+// each element size: the only kernels that are not generated from the graph (an output that is
+// a strided view, a value copied between layouts).
+constexpr const char* kCopySource = R"(
+struct LoupeCopyArgs {
+  long long n, rank;
+  long long sizes[8], from[8], to[8];
+  const char* source;
+  char* target;
+};
+template <typename T>
+__device__ void loupe_copy(const LoupeCopyArgs& a) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.n;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long rest = i, from = 0, to = 0;
+    for (long long d = a.rank - 1; d >= 0; --d) {
+      long long index = rest % a.sizes[d];
+      rest /= a.sizes[d];
+      from += index * a.from[d];
+      to += index * a.to[d];
+    }
+    ((T*)a.target)[to] = ((const T*)a.source)[from];
+  }
+}
+extern "C" __global__ void loupe_copy_1(LoupeCopyArgs a) { loupe_copy<unsigned char>(a); }
+extern "C" __global__ void loupe_copy_2(LoupeCopyArgs a) { loupe_copy<unsigned short>(a); }
+extern "C" __global__ void loupe_copy_4(LoupeCopyArgs a) { loupe_copy<unsigned int>(a); }
+extern "C" __global__ void loupe_copy_8(LoupeCopyArgs a) { loupe_copy<unsigned long long>(a); }
+)";
+
+struct CopyArgs {
+  int64_t n, rank;
+  int64_t sizes[kCopyMaxRank], from[kCopyMaxRank], to[kCopyMaxRank];
+  const void* source;
+  void* target;
+};
+
+std::string resourcesText(const std::vector<CudaEntryResources>& entries) {
+  std::string text;
+  for (const CudaEntryResources& e : entries) {
+    text += (text.empty() ? "" : "; ") + e.name + ": " + std::to_string(e.registers) +
+            " registers, " + std::to_string(e.sharedBytes) + " B shared";
+    if (e.stackBytes) text += ", " + std::to_string(e.stackBytes) + " B stack";
+    if (e.spillStoreBytes || e.spillLoadBytes)
+      text += ", spills " + std::to_string(e.spillStoreBytes) + " B stored / " +
+              std::to_string(e.spillLoadBytes) + " B loaded";
+  }
+  return text;
+}
+
+bool isMatmul(const std::string& op) {
+  return op == "aten.mm" || op == "aten.bmm";
+}
+
+} // namespace
+
+struct CudaBackend::Kernel {
+  std::string name;
+  CudaKernelLayout layout;
+  GeneratedCudaKernel generated;
+  std::unique_ptr<CudaModule> module;
+  std::vector<void*> functions; // per entry
+};
+
+struct CudaBackend::Copier {
+  std::unique_ptr<CudaModule> module;
+  void* functions[4] = {}; // by log2 of the element size
+};
+
+bool cudaBackendAvailable(std::string* why) {
+  std::string reason;
+  if (!cudaDriverAvailable(&reason)) {
+    if (why) *why = reason;
+    return false;
+  }
+  if (!nvrtcAvailable(&reason)) {
+    if (why) *why = "NVRTC, which compiles Loupe's CUDA kernels, is missing: " + reason;
+    return false;
+  }
+  return true;
+}
+
+CudaBackend::CudaBackend(CudaBackendOptions options) : options_(std::move(options)) {
+  CudaDeviceInfo info = cudaDeviceInfo(options_.device); // throws when there is none
+  multiprocessors_ = info.multiprocessors;
+  arch_ = cudaArch(options_.device);
+  options_.compiler.arch = arch_;
+}
+
+CudaBackend::~CudaBackend() = default;
+
+Device CudaBackend::device() const {
+  return Device{Device::Kind::CUDA, options_.device};
+}
+
+Tensor CudaBackend::allocate(DType dtype, const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
+  std::shared_ptr<void> storage;
+  if (bytes != 0) {
+    if (options_.allocate) {
+      storage = options_.allocate(bytes);
+    } else {
+      auto memory = std::make_shared<CudaDeviceMemory>(bytes, options_.device);
+      storage = std::shared_ptr<void>(memory, memory->data());
+    }
+  }
+  return Tensor::adopt(std::move(storage), device(), dtype, shape);
+}
+
+void CudaBackend::copy(const Tensor& from, Tensor& to) {
+  if (from.shape() != to.shape() || from.dtype() != to.dtype())
+    throw Error("runtime", "device copy from " + from.describe() + " into " + to.describe());
+  if (from.numel() == 0) return;
+  if (from.isContiguous() && to.isContiguous()) {
+    cudaCopyAsync(to.data(), from.data(), to.nbytes(), stream_);
+    return;
+  }
+  if (from.rank() > kCopyMaxRank)
+    throw Error("runtime", "no strided device copy of rank " + std::to_string(from.rank()) + " (" +
+                               from.describe() + ")");
+  if (!copier_) {
+    cudaUseDevice(options_.device);
+    GeneratedCudaKernel copies{kCopySource,
+                               {"loupe_copy_1", "loupe_copy_2", "loupe_copy_4", "loupe_copy_8"},
+                               "strided copy"};
+    CudaKernelBuild built = NvrtcCompiler(options_.compiler).build({copies}).front();
+    auto copier = std::make_unique<Copier>();
+    copier->module = std::make_unique<CudaModule>(built.cubin, options_.device);
+    for (int e = 0; e < 4; ++e)
+      copier->functions[e] = copier->module->function(copies.entries[static_cast<size_t>(e)]);
+    copier_ = std::move(copier);
+  }
+  CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), {}, {}, {}, from.data(),
+                to.data()};
+  for (size_t d = 0; d < from.rank(); ++d) {
+    args.sizes[d] = from.size(d);
+    args.from[d] = from.strides()[d];
+    args.to[d] = to.strides()[d];
+  }
+  size_t size = dtypeSize(from.dtype());
+  int which = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+  unsigned block[3] = {256, 1, 1};
+  int64_t blocks = std::min<int64_t>((from.numel() + 255) / 256, int64_t{multiprocessors_} * 8);
+  unsigned grid[3] = {static_cast<unsigned>(std::max<int64_t>(blocks, 1)), 1, 1};
+  cudaLaunch(copier_->functions[which], grid, block, 0, stream_, &args, sizeof args,
+             "strided copy of " + from.describe());
+}
+
+Tensor CudaBackend::contiguousCopy(const Tensor& tensor) {
+  if (tensor.isContiguous()) return tensor;
+  Tensor packed = allocate(tensor.dtype(), tensor.shape());
+  copy(tensor, packed);
+  return packed;
+}
+
+Tensor CudaBackend::toHost(const Tensor& tensor) {
+  if (tensor.device().isCpu()) return tensor;
+  Tensor packed = contiguousCopy(tensor);
+  Tensor host = Tensor::empty(tensor.dtype(), tensor.shape());
+  if (host.nbytes() != 0) cudaCopyAsync(host.data(), packed.data(), host.nbytes(), stream_);
+  cudaStreamSync(stream_);
+  return host;
+}
+
+void CudaBackend::fromHost(const Tensor& host, Tensor& to) {
+  Tensor packed = host.contiguous();
+  if (packed.nbytes() == 0) return;
+  Tensor target = to.isContiguous() ? to : allocate(to.dtype(), to.shape());
+  cudaCopyAsync(target.data(), packed.data(), packed.nbytes(), stream_);
+  // The host memory must outlive the copy.
+  cudaStreamSync(stream_);
+  if (target.data() != to.data()) copy(target, to);
+}
+
+void CudaBackend::beginRun() {
+  cudaUseDevice(options_.device);
+  stream_ = options_.stream ? options_.stream() : nullptr;
+}
+
+void CudaBackend::addGeneratedKernel(const std::string& kernel, const Node& node,
+                                     const KernelChoice*) {
+  // Generated again rather than taken from the plan: the entries' names and roles come with it,
+  // and the text is the plan's (the same generator, node and name).
+  kernels_.push_back({kernel, describeCudaKernel(node), generateCudaKernel(node, kernel), {}, {}});
+}
+
+std::map<std::string, KernelBuildRecord> CudaBackend::buildKernels() {
+  std::map<std::string, KernelBuildRecord> records;
+  if (kernels_.empty()) return records;
+  cudaUseDevice(options_.device); // this may be a thread of its own
+  std::vector<GeneratedCudaKernel> sources;
+  for (const Kernel& kernel : kernels_)
+    sources.push_back(kernel.generated);
+  std::vector<CudaKernelBuild> built = NvrtcCompiler(options_.compiler).build(sources);
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    Kernel& kernel = kernels_[k];
+    auto start = std::chrono::steady_clock::now();
+    kernel.module = std::make_unique<CudaModule>(built[k].cubin, options_.device);
+    for (const std::string& entry : kernel.generated.entries)
+      kernel.functions.push_back(kernel.module->function(entry));
+    double loadMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    records[kernel.name] = {built[k].fromCache, built[k].buildMs + loadMs,
+                            arch_ + ", " + resourcesText(built[k].entries)};
+  }
+  return records;
+}
+
+void CudaBackend::launch(size_t index, const KernelBinding& bound,
+                         const std::vector<const Tensor*>& inputs,
+                         const std::vector<Tensor*>& outputs) {
+  Kernel& kernel = kernels_.at(index);
+  CudaLaunch plan = planCudaLaunch(kernel.layout, bound, inputs, outputs, multiprocessors_);
+  if (plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0) return; // nothing to do
+  const std::string& entry = kernel.generated.entries.at(plan.entry);
+  auto what = [&] {
+    auto dims = [](const unsigned d[3]) {
+      return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) +
+             "]";
+    };
+    return "kernel " + kernel.name + " (" + entry + "), grid " + dims(plan.grid) + ", block " +
+           dims(plan.block);
+  };
+  cudaLaunch(kernel.functions.at(plan.entry), plan.grid, plan.block, plan.sharedBytes, stream_,
+             plan.args.data(), plan.args.size() * sizeof(int64_t), what());
+}
+
+bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const {
+  auto refuse = [&](std::string why) {
+    if (whyNot) *whyNot = std::move(why);
+    return false;
+  };
+  if (!isMatmul(node.op())) return refuse("no CUDA library kernel for " + node.op());
+  DType dtype = node.result()->tensorType().dtype;
+  if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
+    return refuse("cuBLASLt takes f32, bf16 and f16, not " + std::string(dtypeName(dtype)));
+  std::string why;
+  if (!cublasLtAvailable(&why)) return refuse(why);
+  return true;
+}
+
+void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
+                                   const std::vector<const Tensor*>& inputs,
+                                   std::vector<Tensor>& outputs) {
+  if (!isMatmul(node.op())) throw Error("runtime", "no CUDA library kernel for " + node.op());
+  Tensor a = *inputs.at(0), b = *inputs.at(1);
+  Tensor& c = outputs.at(0);
+  bool batched = node.op() == "aten.bmm";
+  auto problemOf = [&](const Tensor& x, const Tensor& y) {
+    MatmulProblem p;
+    p.dtype = c.dtype();
+    size_t o = batched ? 1 : 0;
+    p.batch = batched ? c.size(0) : 1;
+    p.m = x.size(o);
+    p.k = x.size(o + 1);
+    p.n = y.size(o + 1);
+    auto strides = [&](const Tensor& t, int64_t* out) {
+      out[0] = batched ? t.strides()[0] : 0;
+      out[1] = t.strides()[o];
+      out[2] = t.strides()[o + 1];
+    };
+    strides(x, p.aStrides);
+    strides(y, p.bStrides);
+    strides(c, p.cStrides);
+    return p;
+  };
+  MatmulProblem problem = problemOf(a, b);
+  if (!cublasLtCannotRun(problem).empty()) {
+    // A layout cuBLASLt does not take (no unit stride): packed copies always fit.
+    a = contiguousCopy(a);
+    b = contiguousCopy(b);
+    problem = problemOf(a, b);
+    if (std::string why = cublasLtCannotRun(problem); !why.empty())
+      throw Error("runtime", "cuBLASLt cannot run " + node.op() + ": " + why);
+  }
+  if (c.numel() == 0) return;
+  if (!workspace_.defined()) workspace_ = allocate(DType::U8, {int64_t{kCublasLtWorkspaceBytes}});
+  runCublasLtMatmul(problem, a.data(), b.data(), c.data(), nullptr, stream_, workspace_.data(),
+                    kCublasLtWorkspaceBytes, options_.device);
+}
+
+} // namespace loupe
