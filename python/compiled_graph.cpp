@@ -7,13 +7,45 @@
 #include <chrono>
 
 #include "compiler/codegen/cpu/library_kernels.h"
+#include "compiler/ir/error.h"
+#include "compiler/runtime/cuda_backend.h"
 
 namespace loupe::binding {
+
+namespace {
+
+// Device memory from the embedder: a torch tensor the allocator returns, kept alive (and given
+// back to torch's caching allocator) by the pointer's owner.
+std::function<std::shared_ptr<void>(size_t)> torchAllocator(nb::object allocator) {
+  auto shared = std::make_shared<nb::object>(std::move(allocator));
+  return [shared](size_t bytes) -> std::shared_ptr<void> {
+    nb::gil_scoped_acquire gil;
+    nb::object tensor = (*shared)(bytes);
+    auto* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(tensor.attr("data_ptr")()));
+    auto* kept = new nb::object(std::move(tensor));
+    return std::shared_ptr<void>(data, [kept](void*) {
+      if (!Py_IsInitialized()) return; // at exit, after the interpreter: torch frees it all
+      nb::gil_scoped_acquire gil;
+      delete kept;
+    });
+  };
+}
+
+int cudaIndex(const std::string& device) {
+  std::string index = device.substr(device.find(':') + 1);
+  if (!device.starts_with("cuda:") || index.empty() ||
+      index.find_first_not_of("0123456789") != std::string::npos)
+    throw Error("runtime", "unknown device '" + device + "' (expected cpu or cuda:N)");
+  return std::stoi(index);
+}
+
+} // namespace
 
 CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline,
                              bool check, PythonFallback fallback, Trace* trace, int64_t compileId,
                              const std::string& failureStatus, int injectFault,
-                             double statsIntervalS)
+                             double statsIntervalS, const std::string& device,
+                             nb::object allocator)
     : trace_(trace), failureStatus_(failureStatus), check_(check) {
   if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
   CompileOptions options;
@@ -28,6 +60,18 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
   options.executable.instrumentation = recorder_.get(); // each size's memory, the kernel stats
   options.executable.statsReportInterval =
       std::chrono::milliseconds(static_cast<int64_t>(std::max(statsIntervalS, 0.0) * 1000));
+  if (device != "cpu") {
+    options.pipelineOptions.target = device;
+    CudaBackendOptions cuda{.device = cudaIndex(device)};
+    if (!allocator.is_none()) cuda.allocate = torchAllocator(std::move(allocator));
+    cuda.stream = [this] { return stream_; };
+    try {
+      options.executable.device = std::make_shared<CudaBackend>(std::move(cuda));
+    } catch (const std::exception&) {
+      // No device to run on: the driver says why, as a compile failure in the trace.
+      options.executable.device = nullptr;
+    }
+  }
   compiled_ = compileGraph(lir, "<fx graph>", options);
   if (recorder_) recorder_->finishCompile(compiled_, failureStatus_, lir);
   compiled_.throwIfFailed();
@@ -45,8 +89,10 @@ void CompiledGraph::waitForKernels() {
   compiled_.throwIfFailed();
 }
 
-nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone) {
+nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone,
+                            uintptr_t stream) {
   waitForKernels();
+  stream_ = reinterpret_cast<void*>(stream);
   setCpuLibraryThreads(threads);
   std::vector<Tensor> inputs;
   inputs.reserve(arrays.size());
@@ -74,7 +120,9 @@ nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bo
     if (outputInputs[o] < 0)
       result.append(toTorch(outputs[o]));
     else // the caller's memory, borrowed: never handed out as is
-      result.append(inputsAsNone ? nb::none() : toTorch(outputs[o].clone()));
+      result.append(inputsAsNone                ? nb::none()
+                    : outputs[o].device().isCpu() ? toTorch(outputs[o].clone())
+                                                  : toTorch(executable.copyOf(outputs[o])));
   }
   return result;
 }
@@ -94,11 +142,13 @@ nb::dict CompiledGraph::stats() const {
 void bindCompiledGraph(nb::module_& m) {
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
-                    Trace*, int64_t, const std::string&, int, double>(),
+                    Trace*, int64_t, const std::string&, int, double, const std::string&,
+                    nb::object>(),
            nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
            nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
            nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
            nb::arg("inject_fault") = -1, nb::arg("stats_interval") = 5.0,
+           nb::arg("device") = "cpu", nb::arg("allocator").none() = nb::none(),
            // The executable writes to the trace until it is destroyed.
            nb::keep_alive<1, 6>(),
            "Parses, verifies and compiles one graph and finishes its compile record in the "
@@ -111,8 +161,8 @@ void bindCompiledGraph(nb::module_& m) {
            "returns; a failed build is recorded as the compile's failure and raises LoupeError "
            "(then and on every later call, run included).")
       .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::arg("threads") = 0,
-           nb::arg("inputs_as_none") = false,
-           "Runs on CPU tensors (or their DLPack capsules) in graph-input order, with at most "
+           nb::arg("inputs_as_none") = false, nb::arg("stream") = 0,
+           "Runs on CPU or CUDA tensors (or their DLPack capsules) in graph-input order, CUDA work on `stream` (a CUstream as an integer: torch's current stream), with at most "
            "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors, "
            "which share memory with no input and no other output. With inputs_as_none, an "
            "output that is a graph input comes back as None instead of a copy (see "

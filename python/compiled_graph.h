@@ -21,9 +21,13 @@ class CompiledGraph {
 public:
   // Compiles and finishes the compile's record in the trace; raises the compile's error.
   // `statsIntervalS`: how often, in seconds of wall time, the kernel stats go to the trace.
+  // `device`: "cpu", or the CUDA device the graph runs on ("cuda:0"), whose memory comes from
+  // `allocator` (bytes -> a torch tensor of at least that many bytes on the device: torch's
+  // caching allocator).
   CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                 PythonFallback fallback, Trace* trace, int64_t compileId,
-                const std::string& failureStatus, int injectFault, double statsIntervalS);
+                const std::string& failureStatus, int injectFault, double statsIntervalS,
+                const std::string& device, nb::object allocator);
 
   // The generated kernels are built in the background (the host compiler runs while Dynamo
   // finishes its own work); this waits for them. The compile's wall time in the trace then
@@ -34,7 +38,9 @@ public:
   // `inputsAsNone`: an output that is a graph input comes back as None, for a caller that
   // holds that input already (output_inputs says which); otherwise as a copy. A failed run is
   // recorded in the trace (node and message), then raised.
-  nb::list run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone);
+  // `stream`: the CUstream a CUDA graph runs on (torch's current stream), as an integer.
+  nb::list run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone,
+               uintptr_t stream);
 
   // Writes the kernel stats to the trace now (the backend's exit handler: a graph Dynamo still
   // holds is never destroyed, and destruction is when the executable writes them last).
@@ -52,6 +58,7 @@ private:
   std::unique_ptr<TraceRecorder> recorder_; // with a trace
   CompileResult compiled_;
   bool kernelsFinished_ = false; // the background build's outcome is known and recorded
+  void* stream_ = nullptr;       // the current run's CUDA stream
 };
 
 // Adds CompiledGraph to the module.

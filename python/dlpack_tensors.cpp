@@ -66,8 +66,15 @@ Tensor borrowArray(const AnyArray& array, size_t position) {
     shape[d] = static_cast<int64_t>(array.shape(d));
     strides[d] = array.stride(d);
   }
+  Device device;
+  if (array.device_type() == nb::device::cuda::value)
+    device = Device{Device::Kind::CUDA, array.device_id()};
+  else if (array.device_type() != nb::device::cpu::value)
+    throw Error("runtime", "input " + std::to_string(position) +
+                               " is on a device Loupe does not run on (DLPack device type " +
+                               std::to_string(array.device_type()) + ")");
   return Tensor::borrow(array.data(), toLoupe(array.dtype(), position), std::move(shape),
-                        std::move(strides));
+                        std::move(strides), device);
 }
 
 // A torch tensor over a Loupe tensor's memory; it keeps a copy of the Loupe tensor, and so its
@@ -82,7 +89,10 @@ nb::object toTorch(const Tensor& tensor) {
   auto* exported = new ExportedTensor{tensor, {}};
   nb::dlpack::dltensor& dl = exported->managed.dl_tensor;
   dl.data = tensor.data();
-  dl.device = {static_cast<int32_t>(nb::device::cpu::value), 0};
+  Device device = tensor.device();
+  dl.device = device.isCpu() ? nb::dlpack::device{static_cast<int32_t>(nb::device::cpu::value), 0}
+                             : nb::dlpack::device{static_cast<int32_t>(nb::device::cuda::value),
+                                                  device.index};
   dl.ndim = static_cast<int32_t>(tensor.rank());
   dl.dtype = toDLPack(tensor.dtype());
   dl.shape = const_cast<int64_t*>(exported->tensor.shape().data());

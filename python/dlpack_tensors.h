@@ -15,7 +15,7 @@ namespace loupe::binding {
 namespace nb = nanobind;
 
 // A CPU tensor as Python passes it (a torch tensor or its DLPack capsule).
-using AnyArray = nb::ndarray<nb::device::cpu>;
+using AnyArray = nb::ndarray<>; // on the host or a CUDA device
 
 // A Loupe tensor over a torch tensor's memory; the caller keeps the torch tensor alive.
 // `position` names the input in the error for a dtype Loupe does not support.

@@ -44,3 +44,9 @@ if ((${#pip_missing[@]})); then
   echo "install_deps: pip install ${pip_missing[*]}"
   "$PYTHON" -m pip install -q "${pip_missing[@]}"
 fi
+# NVRTC (90 MB, no GPU needed): the tests compile every generated CUDA kernel to a cubin with it.
+# The wheel's version must match the CUDA 13 kernels Loupe targets; torch's CUDA builds bring it.
+if ! "$PYTHON" -m pip show -q nvidia-cuda-nvrtc >/dev/null 2>&1; then
+  echo "install_deps: pip install nvidia-cuda-nvrtc==13.0.*"
+  "$PYTHON" -m pip install -q "nvidia-cuda-nvrtc==13.0.*"
+fi

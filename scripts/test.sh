@@ -18,6 +18,9 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
 BUILD_DIR=$build_dir "$root/scripts/build.sh" "${cmake_args[@]}"
+# Where NVRTC and cuBLASLt are: the pip wheels' folders (python/loupe/cuda_libraries.py).
+LOUPE_CUDA_LIBRARY_PATH=${LOUPE_CUDA_LIBRARY_PATH:-$(python3 "$root/python/loupe/cuda_libraries.py")}
+export LOUPE_CUDA_LIBRARY_PATH
 ctest --test-dir "$build_dir" --output-on-failure -j "${JOBS:-$(nproc)}"
 
 if ((sanitize == 0)); then

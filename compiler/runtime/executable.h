@@ -119,6 +119,8 @@ public:
   // kTimedCallEvery; KernelStats::totalMs scales the sample to every call.
   static constexpr int64_t kTimedCallEvery = 16;
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
+  // A packed copy of `value` where the graph runs (an input handed back as an output).
+  Tensor copyOf(const Tensor& value) const;
   // Per graph output: the position of the graph input it is, or -1 for a computed output.
   const std::vector<int>& outputInputs() const { return outputInputs_; }
 
@@ -132,9 +134,8 @@ private:
     std::map<std::string, KernelBuildRecord> records;
     double ms;
   };
-  // Storage of `shape` where the graph runs, and a copy there.
+  // Storage of `shape` where the graph runs.
   Tensor allocate(DType dtype, const std::vector<int64_t>& shape) const;
-  Tensor copyOf(const Tensor& value) const;
   // to = from across the host and the device (a fallback's result, a reference's on the host).
   void copyInto(Tensor& to, const Tensor& from) const;
   // On a device: host copies of the device tensors among `tensors` (host ones as they are).

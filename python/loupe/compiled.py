@@ -95,6 +95,8 @@ class LoupeGraph:
         self.eager = False
         # Worked out once so that a call does only the per-call work.
         self.sources = [(kind == "arg", source) for kind, source in lir.inputs]
+        # A CUDA graph: the device its kernels run on (CPU scalars are moved there), else None.
+        self.device = torch.device(lir.device) if lir.device != "cpu" else None
         returned = [out for out in lir.outputs if out is None or isinstance(out, int)]
         self.outputs_are_results = lir.outputs == list(range(len(returned)))
         # Graph inputs returned as they are (a forward's saved parameters and activations): the
@@ -113,16 +115,15 @@ class LoupeGraph:
         if self.eager:
             return list(self.gm.forward(*args))
         values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
+        stream = 0
+        if self.device is not None:
+            stream = torch.cuda.current_stream(self.device).cuda_stream
         try:
             results = self.compiled.run(
-                [
-                    _to_dlpack(
-                        value if isinstance(value, torch.Tensor) else torch.tensor(int(value))
-                    )
-                    for value in values
-                ],
+                [_to_dlpack(self.runtime_input(value)) for value in values],
                 torch.get_num_threads(),  # BLAS follows torch.set_num_threads
                 True,  # returned inputs come back as None: they are filled in from `values`
+                stream,
             )
         except Exception as error:
             # Recorded by the binding. The graph is functional: its inputs are as they were, so
@@ -144,6 +145,15 @@ class LoupeGraph:
             bindings = bindings or symbolic_outputs(self.lir, values)
             outputs.append(int(out.xreplace(bindings)))
         return outputs
+
+    def runtime_input(self, value: Any) -> torch.Tensor:
+        """A call's value as the executable takes it: a symbolic int as a 0-d tensor, a CPU
+        tensor that feeds a CUDA graph (a scalar) on the graph's device."""
+        if not isinstance(value, torch.Tensor):
+            return torch.tensor(int(value))
+        if self.device is not None and value.device.type == "cpu":
+            return value.to(self.device)
+        return value
 
     def wait_for_kernels(self) -> None:
         try:
@@ -219,6 +229,19 @@ class BisectingGraph:
             print(result["report"], end="", flush=True)
 
 
+def _device_allocator(device: str) -> Callable | None:
+    """Device memory for a CUDA graph's executable: bytes from torch's caching allocator, so
+    Loupe's arena and outputs are memory torch accounts for and reuses."""
+    if device == "cpu":
+        return None
+    where = torch.device(device)
+
+    def allocate(nbytes: int) -> torch.Tensor:
+        return torch.empty(nbytes, dtype=torch.uint8, device=where)
+
+    return allocate
+
+
 def compile_graph(
     gm: torch.fx.GraphModule,
     example_inputs: list,
@@ -246,6 +269,8 @@ def compile_graph(
             failure_status=failure,
             inject_fault=fault,
             stats_interval=config.stats_interval,
+            device=lir.device,
+            allocator=_device_allocator(lir.device),
         )
         graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
         if config.bisect:

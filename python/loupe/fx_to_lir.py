@@ -10,6 +10,7 @@ in :class:`LirGraph`.
 
 from __future__ import annotations
 
+import contextvars
 import math
 import operator
 import re
@@ -77,8 +78,11 @@ class LirGraph:
     # Where each symbol's value comes from: (graph-input position, dim), dim None for an
     # index input.
     symbols: dict[Any, tuple[int, int | None]] = field(default_factory=dict)
-    # Opaque nodes by their first result's name, for the fallback.
+    # Opaque nodes by their first result's name, for the fallback; on a CUDA graph every aten
+    # node's call, so an op Loupe does not generate runs as its aten kernel on the device.
     fallbacks: dict[str, FallbackCall] = field(default_factory=dict)
+    # The device the graph runs on: "cpu", or the CUDA device of its tensors ("cuda:0").
+    device: str = "cpu"
 
 
 _ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
@@ -134,11 +138,35 @@ def dtype_text(dtype: torch.dtype) -> str:
     return _DTYPES[dtype]
 
 
+# The device of the graph being converted: every tensor type of a CUDA graph carries it (a CPU
+# scalar that feeds it is moved to the device before a run). Set for one conversion at a time.
+_graph_device: contextvars.ContextVar[str] = contextvars.ContextVar("graph_device", default="cpu")
+
+
+def graph_device(gm: torch.fx.GraphModule) -> str:
+    """The CUDA device of the graph's tensor inputs, or "cpu"; a graph on two CUDA devices is
+    refused."""
+    found = set()
+    for node in gm.graph.nodes:
+        val = node.meta.get("val") if node.op == "placeholder" else None
+        if isinstance(val, torch.Tensor) and val.device.type != "cpu":
+            if val.device.type != "cuda":
+                raise ConversionError(
+                    f"input {node.name} is on {val.device}; Loupe runs on cpu and cuda"
+                )
+            found.add(f"cuda:{val.device.index or 0}")
+    if len(found) > 1:
+        raise ConversionError(
+            f"the graph's inputs are on {sorted(found)}: Loupe compiles a graph for one device"
+        )
+    return found.pop() if found else "cpu"
+
+
 def tensor_type(val: torch.Tensor, what: str) -> str:
     if val.layout != torch.strided:
         raise ConversionError(f"{what} has layout {val.layout}; Loupe supports dense tensors")
-    if val.device.type != "cpu":
-        raise ConversionError(f"{what} is on {val.device}; this Loupe build runs on the CPU")
+    if val.device.type not in ("cpu", "cuda"):
+        raise ConversionError(f"{what} is on {val.device}; Loupe runs on cpu and cuda")
     return type_text(val.dtype, list(val.shape), list(val.stride()))
 
 
@@ -146,8 +174,9 @@ def type_text(dtype: torch.dtype, shape: list, stride: list | None = None) -> st
     """The .lir type; strides are written only when they are not contiguous. As in torch
     (and Loupe's IR), the stride of a size-1 dim does not matter, so it is normalised."""
     text = f"{dtype_text(dtype)}[{','.join(dim_text(d) for d in shape)}]"
+    device = _graph_device.get()
     if stride is None:
-        return text
+        return text if device == "cpu" else f"{text}<{device}>"
     row_major = _row_major_strides(shape)
     contiguous = [dim_text(s) for s in row_major]
     # A stride that torch spells differently from the row-major one but that has the same
@@ -156,9 +185,10 @@ def type_text(dtype: torch.dtype, shape: list, stride: list | None = None) -> st
         contiguous[i] if _is_one(shape[i]) or _same_hint(s, row_major[i]) else dim_text(s)
         for i, s in enumerate(stride)
     ]
-    if strides != contiguous:
-        text += f"<strides=[{','.join(strides)}]>"
-    return text
+    extras = [f"strides=[{','.join(strides)}]"] if strides != contiguous else []
+    if device != "cpu":
+        extras.append(device)
+    return f"{text}<{','.join(extras)}>" if extras else text
 
 
 def _hint(value: Any) -> int | None:
@@ -534,6 +564,11 @@ class _Converter:
         op = _op_name(target)
         if op not in self.registered:
             self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
+        elif _graph_device.get() != "cpu":
+            try:
+                self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
+            except ConversionError:
+                pass  # Loupe runs it; kernel selection never leaves it to the fallback
         line = f"  {', '.join(value_ref(n) for n in names)} = {op}({', '.join(operands)})"
         if attrs:
             line += " {" + ", ".join(sorted(attrs)) + "}"
@@ -699,7 +734,14 @@ def fx_to_lir(
     to the fallback, but the masks differ from eager's); "torch" draws each training dropout's
     mask with torch's generator through one fallback node (aten.bernoulli.p) and compiles the
     rest, so that training with dropout gives eager's results."""
-    return _Converter(gm, registered, dropout_rng).convert(graph_name)
+    device = graph_device(gm)
+    token = _graph_device.set(device)
+    try:
+        lir = _Converter(gm, registered, dropout_rng).convert(graph_name)
+    finally:
+        _graph_device.reset(token)
+    lir.device = device
+    return lir
 
 
 def symbolic_outputs(lir: LirGraph, inputs: list) -> dict[Any, int]:

@@ -3,6 +3,8 @@
 // when NVRTC is not found (nvrtc_compiler.h says where it is looked for).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <stdlib.h>
 
 #include <cstdio>
@@ -16,6 +18,13 @@
 
 namespace loupe {
 namespace {
+
+// CI sets LOUPE_REQUIRE_NVRTC=1: there the kernels must compile, not skip.
+void skipOrFailWithoutNvrtc(const std::string& why) {
+  const char* required = std::getenv("LOUPE_REQUIRE_NVRTC");
+  if (required && std::string(required) == "1")
+    FAIL() << "LOUPE_REQUIRE_NVRTC=1 but NVRTC is missing: " << why;
+}
 
 struct TemporaryCache {
   std::string dir;
@@ -146,6 +155,7 @@ ptxas info    : Used 22 registers, used 0 barriers, 400 bytes cmem[0]
 
 TEST(NvrtcCompiler, EveryGeneratedKernelOfTheTestGraphsCompilesToAnSm90Cubin) {
   std::string why;
+  if (!nvrtcAvailable(&why)) skipOrFailWithoutNvrtc(why);
   if (!nvrtcAvailable(&why)) GTEST_SKIP() << why;
   std::printf("%s\n", why.c_str());
   std::vector<GeneratedCudaKernel> kernels = testKernels();
@@ -199,6 +209,7 @@ TEST(NvrtcCompiler, EveryGeneratedKernelOfTheTestGraphsCompilesToAnSm90Cubin) {
 
 TEST(NvrtcCompiler, AFailedCompileNamesTheKernelAndQuotesTheLog) {
   std::string why;
+  if (!nvrtcAvailable(&why)) skipOrFailWithoutNvrtc(why);
   if (!nvrtcAvailable(&why)) GTEST_SKIP() << why;
   TemporaryCache cache;
   NvrtcCompiler compiler(NvrtcOptions{.cacheDir = cache.dir});
