@@ -116,7 +116,8 @@ void TraceRecorder::finishCompile(const CompileResult& result, std::string_view 
     // background build still running has none yet; the call after it finishes records them.
     if (result.executable)
       for (const auto& [name, build] : result.executable->kernelBuilds())
-        writer_.recordKernelBuild(compileId_, name, build.fromCache, build.buildMs);
+        writer_.recordKernelBuild(compileId_, name, build.fromCache, build.buildMs,
+                                  build.resources);
     writer_.finishCompile(compileId_,
                           CompileOutcome{"ok", std::nullopt, std::nullopt, result.compileMs});
     return;

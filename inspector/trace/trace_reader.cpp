@@ -216,7 +216,7 @@ std::vector<KernelRecord> TraceReader::kernels(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
         SELECT name, kind, target, op_summary, reason, alternatives, fused_nodes, source, max_error,
-               cache, build_ms
+               cache, build_ms, resources
         FROM kernels WHERE compile_id = ?1 ORDER BY id)sql",
       [this](const SqliteQuery& row) {
         return KernelRecord{.name = row.get<std::string>(0),
@@ -230,7 +230,8 @@ std::vector<KernelRecord> TraceReader::kernels(int64_t compile_id) const {
                             .source = row.get<std::string>(7),
                             .max_error = row.get<std::optional<double>>(8),
                             .cache = row.get<std::optional<std::string>>(9),
-                            .build_ms = row.get<std::optional<double>>(10)};
+                            .build_ms = row.get<std::optional<double>>(10),
+                            .resources = row.get<std::optional<std::string>>(11)};
       },
       compile_id);
 }

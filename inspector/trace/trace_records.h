@@ -140,10 +140,11 @@ struct KernelRecord {
   std::string reason{}; // why this choice
   std::vector<KernelAlternative> alternatives{};
   std::vector<std::string> fused_nodes{};
-  std::string source{};               // generated code, empty for library and fallback kernels
-  std::optional<double> max_error{};  // vs. the reference, set in check mode
-  std::optional<std::string> cache{}; // generated kernels, once built: hit | built
-  std::optional<double> build_ms{};   // how long its library took (docs/trace-schema.md)
+  std::string source{};                   // generated code, empty for library and fallback kernels
+  std::optional<double> max_error{};      // vs. the reference, set in check mode
+  std::optional<std::string> cache{};     // generated kernels, once built: hit | built
+  std::optional<double> build_ms{};       // how long its library took (docs/trace-schema.md)
+  std::optional<std::string> resources{}; // registers, shared memory, spills (CUDA)
 
   bool operator==(const KernelRecord&) const = default;
 };

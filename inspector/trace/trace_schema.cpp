@@ -295,8 +295,14 @@ CREATE TABLE run_errors (
 CREATE INDEX run_errors_by_compile ON run_errors (compile_id);
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                    kVersion5, kVersion6, kVersion7, kVersion8};
+// Version 9: what the device compiler reported for each generated kernel (CUDA: the target
+// architecture, and per entry its registers, shared memory, stack and spills).
+constexpr const char* kVersion9 = R"sql(
+ALTER TABLE kernels ADD COLUMN resources TEXT;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
+                                    kVersion6, kVersion7, kVersion8, kVersion9};
 
 } // namespace
 

@@ -232,10 +232,13 @@ void TraceWriter::recordKernelMaxError(int64_t compile_id, std::string_view kern
 }
 
 void TraceWriter::recordKernelBuild(int64_t compile_id, std::string_view kernel_name,
-                                    bool from_cache, double build_ms) {
-  int64_t changed =
-      db_->run("UPDATE kernels SET cache = ?3, build_ms = ?4 WHERE compile_id = ?1 AND name = ?2",
-               compile_id, kernel_name, std::string_view(from_cache ? "hit" : "built"), build_ms);
+                                    bool from_cache, double build_ms, std::string_view resources) {
+  std::optional<std::string_view> reported;
+  if (!resources.empty()) reported = resources;
+  int64_t changed = db_->run("UPDATE kernels SET cache = ?3, build_ms = ?4, resources = ?5 WHERE "
+                             "compile_id = ?1 AND name = ?2",
+                             compile_id, kernel_name,
+                             std::string_view(from_cache ? "hit" : "built"), build_ms, reported);
   requireKernelChanged(*db_, changed, compile_id, kernel_name);
 }
 

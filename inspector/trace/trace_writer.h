@@ -52,9 +52,10 @@ public:
   // Check mode measures a kernel's error after the compile recorded it.
   void recordKernelMaxError(int64_t compile_id, std::string_view kernel_name, double max_error);
   // A generated kernel's build, once done (after the compile recorded the kernel): found in the
-  // kernel cache or built by the host compiler, and how long its library took.
+  // kernel cache or built by the host compiler, how long its library took, and what the device
+  // compiler reported (empty: nothing; on the host).
   void recordKernelBuild(int64_t compile_id, std::string_view kernel_name, bool from_cache,
-                         double build_ms);
+                         double build_ms, std::string_view resources = {});
   void recordBuffers(int64_t compile_id, const std::vector<BufferRecord>& buffers);
   // Replaces the compile's plan: record it again once the peak has been measured.
   void recordMemoryPlan(int64_t compile_id, const MemoryPlanRecord& plan);

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import sys
 import weakref
 from typing import Any, Callable
@@ -235,9 +236,13 @@ def _device_allocator(device: str) -> Callable | None:
     if device == "cpu":
         return None
     where = torch.device(device)
+    # A testing aid: memory filled with all-ones bytes (NaN in every float dtype), so a kernel
+    # that reads what nothing wrote cannot pass a comparison.
+    poison = os.environ.get("LOUPE_POISON_DEVICE_MEMORY") == "1"
 
     def allocate(nbytes: int) -> torch.Tensor:
-        return torch.empty(nbytes, dtype=torch.uint8, device=where)
+        memory = torch.empty(nbytes, dtype=torch.uint8, device=where)
+        return memory.fill_(255) if poison else memory
 
     return allocate
 

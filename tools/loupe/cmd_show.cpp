@@ -152,6 +152,8 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
             builds += (builds.empty() ? "" : ", ") + k.name + " " + *k.cache +
                       (k.build_ms ? " " + fixed(*k.build_ms, 1) + " ms" : "");
         if (!builds.empty()) std::cout << "    kernel builds: " << builds << "\n";
+        for (const auto& k : kernels)
+          if (k.resources) std::cout << "    " << k.name << " resources: " << *k.resources << "\n";
       }
       printKernelTimes(reader, c.id);
       printMemory(reader, c.id);
@@ -229,7 +231,9 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
               {{"name", k.name},
                {"cache", *k.cache},
                {"build_ms",
-                k.build_ms ? nlohmann::ordered_json(*k.build_ms) : nlohmann::ordered_json()}});
+                k.build_ms ? nlohmann::ordered_json(*k.build_ms) : nlohmann::ordered_json()},
+               {"resources",
+                k.resources ? nlohmann::ordered_json(*k.resources) : nlohmann::ordered_json()}});
       cj["kernel_stats"] = nlohmann::ordered_json::array();
       for (const KernelStatsRecord& k : reader.kernelStats(c.id))
         cj["kernel_stats"].push_back({{"kernel", k.kernel},

@@ -1,0 +1,202 @@
+"""torch.compile(backend="loupe") on CUDA tensors: every graph compiled, traced and correct.
+
+Each result is compared with a float64 reference on the same inputs: Loupe's error may be at most
+4x eager's own error against that reference (plus a floor of a few ulps of the dtype), in fp32 and
+in bf16, so a kernel that is merely as good as eager passes and a wrong one does not. Device
+memory Loupe takes is filled with NaN bit patterns first (LOUPE_POISON_DEVICE_MEMORY), so a
+kernel that reads what no one wrote cannot pass, and a NaN never compares equal. Strict mode:
+an internal error raises instead of running eagerly. Skipped without a CUDA device."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import query, show_json
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+_FLOOR = {torch.float32: 1e-6, torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+@pytest.fixture(autouse=True)
+def poisoned_device_memory(monkeypatch):
+    monkeypatch.setenv("LOUPE_POISON_DEVICE_MEMORY", "1")
+
+
+def compile_strict(fn, trace_path, **options):
+    return torch.compile(
+        fn, backend="loupe", options={"trace": trace_path, "strict": True, **options}
+    )
+
+
+def assert_close_to_reference(actual, eager, reference, what="output"):
+    """|loupe - ref| <= 4 |eager - ref| + floor, elementwise maxima, with no NaN anywhere."""
+    assert actual.shape == eager.shape and actual.dtype == eager.dtype, what
+    assert not torch.isnan(actual).any(), f"{what}: NaN in Loupe's result"
+    ref = reference.double()
+    scale = ref.abs().max().item() + 1e-30
+    loupe_err = (actual.double() - ref).abs().max().item()
+    eager_err = (eager.double() - ref).abs().max().item()
+    floor = _FLOOR.get(actual.dtype, 0) * scale
+    assert loupe_err <= 4 * eager_err + floor, (
+        f"{what}: Loupe's error {loupe_err:.3g} against float64, eager's {eager_err:.3g}"
+    )
+
+
+def run_three_ways(fn, inputs):
+    """(loupe's result with the compiled fn, eager's, the float64 reference)."""
+    eager = fn(*inputs)
+    reference = fn(*[x.double() if x.is_floating_point() else x for x in inputs])
+    return eager, reference
+
+
+def pointwise_chain(x, y):
+    return torch.sigmoid(x) * y + torch.tanh(x) * 0.5 - torch.exp(-x.abs()) / (1 + y * y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_pointwise_chain(trace_path, dtype):
+    compiled = compile_strict(pointwise_chain, trace_path)
+    for n in (1 << 20, 1000, 3):  # vectorised, with a tail, tiny
+        x = torch.randn(n, device="cuda", dtype=dtype)
+        y = torch.randn(n, device="cuda", dtype=dtype)
+        eager, reference = run_three_ways(pointwise_chain, (x, y))
+        assert_close_to_reference(compiled(x, y), eager, reference, f"n={n}")
+        torch._dynamo.reset()
+
+
+def test_broadcast_and_strided_inputs(trace_path):
+    def f(x, bias, column):
+        return torch.relu(x.t() + bias) * column
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(96, 64, device="cuda")
+    bias = torch.randn(96, device="cuda")
+    column = torch.randn(64, 1, device="cuda")
+    eager, reference = run_three_ways(f, (x, bias, column))
+    assert_close_to_reference(compiled(x, bias, column), eager, reference)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("cols", [10, 1000, 5000])
+def test_softmax_and_layer_norm(trace_path, dtype, cols):
+    def f(x, w, b):
+        return F.layer_norm(torch.softmax(x, dim=-1) * 10, (x.shape[-1],), w, b)
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(37, cols, device="cuda", dtype=dtype)
+    w = torch.randn(cols, device="cuda", dtype=dtype)
+    b = torch.randn(cols, device="cuda", dtype=dtype)
+    eager, reference = run_three_ways(f, (x, w, b))
+    assert_close_to_reference(compiled(x, w, b), eager, reference)
+
+
+def test_reductions_over_outer_and_inner_dims(trace_path):
+    def f(x):
+        return x.sum(0), x.amax(-1), x.mean((0, 2), keepdim=True)
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(33, 65, 129, device="cuda")
+    eager, reference = run_three_ways(f, (x,))
+    for got, e, r in zip(compiled(x), eager, reference):
+        assert_close_to_reference(got, e, r)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self, d=256):
+        super().__init__()
+        self.up = torch.nn.Linear(d, 4 * d)
+        self.down = torch.nn.Linear(4 * d, d)
+        self.norm = torch.nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(x + self.down(F.gelu(self.up(x))))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mlp_forward_and_backward(trace_path, dtype):
+    torch.manual_seed(0)
+    model = Mlp().cuda().to(dtype)
+    reference_model = Mlp().cuda().double()
+    reference_model.load_state_dict(model.state_dict())
+    compiled = compile_strict(model, trace_path)
+    x = torch.randn(64, 256, device="cuda", dtype=dtype, requires_grad=True)
+    x64 = x.detach().double().requires_grad_()
+
+    out = compiled(x)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    loupe_grads = [x.grad] + [p.grad for p in model.parameters()]
+    eager_model = Mlp().cuda().to(dtype)
+    eager_model.load_state_dict(model.state_dict())
+    xe = x.detach().clone().requires_grad_()
+    eager_out = eager_model(xe)
+    eager_out.backward(grad)
+    eager_grads = [xe.grad] + [p.grad for p in eager_model.parameters()]
+    ref_out = reference_model(x64)
+    ref_out.backward(grad.double())
+    ref_grads = [x64.grad] + [p.grad for p in reference_model.parameters()]
+
+    assert_close_to_reference(out.detach(), eager_out.detach(), ref_out.detach())
+    for i, (got, e, r) in enumerate(zip(loupe_grads, eager_grads, ref_grads)):
+        assert_close_to_reference(got, e, r, f"gradient {i}")
+    kinds = {row[0] for row in query(trace_path, "SELECT DISTINCT graph_kind FROM compiles")}
+    assert {"forward", "backward"} <= kinds
+
+
+def test_dynamic_batch_is_one_kernel_for_every_size(trace_path):
+    compiled = torch.compile(
+        pointwise_chain,
+        backend="loupe",
+        dynamic=True,
+        options={"trace": trace_path, "strict": True},
+    )
+    for n in (17, 4096, 100_000):
+        x = torch.randn(n, 8, device="cuda")
+        y = torch.randn(n, 8, device="cuda")
+        eager, reference = run_three_ways(pointwise_chain, (x, y))
+        assert_close_to_reference(compiled(x, y), eager, reference, f"n={n}")
+    assert query(trace_path, "SELECT COUNT(*) FROM compiles WHERE status = 'ok'") == [(1,)]
+
+
+def test_cpu_scalar_feeds_a_cuda_graph(trace_path):
+    def f(x, scale):
+        return torch.tanh(x) * scale
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(1000, device="cuda")
+    scale = torch.tensor(3.0)  # on the CPU, as torch allows for 0-d tensors
+    eager, reference = run_three_ways(f, (x, scale))
+    assert_close_to_reference(compiled(x, scale), eager, reference)
+
+
+def test_ops_loupe_does_not_generate_run_as_aten_on_the_device(trace_path):
+    def f(x):
+        return torch.cumsum(torch.relu(x), dim=1) + 1
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(64, 300, device="cuda")
+    eager, reference = run_three_ways(f, (x,))
+    assert_close_to_reference(compiled(x), eager, reference)
+    rows = query(trace_path, "SELECT kind, target, op_summary FROM kernels")
+    assert any(kind == "fallback" and target == "cuda:0" for kind, target, _ in rows), rows
+
+
+def test_the_trace_says_what_ran_on_the_gpu(trace_path):
+    compiled = compile_strict(Mlp().cuda(), trace_path)
+    compiled(torch.randn(8, 256, device="cuda"))
+    show_json(trace_path)  # the CLI reads it
+    [(compile_id, status)] = query(trace_path, "SELECT id, status FROM compiles")
+    assert status == "ok"
+    passes = query(trace_path, "SELECT name FROM passes WHERE compile_id = ?", compile_id)
+    assert {"kernel-selection", "memory-planning"} <= {p for (p,) in passes}
+    kernels = query(
+        trace_path, "SELECT kind, target, reason, source, cache, resources FROM kernels"
+    )
+    generated = [k for k in kernels if k[0] == "generated"]
+    assert generated and all(k[1] == "cuda:0" for k in generated)
+    assert all("__global__" in k[3] and k[4] in ("hit", "built") for k in generated)
+    assert all("registers" in k[5] for k in generated), [k[5] for k in generated]
+    assert any(k[0] == "library" and "cuBLASLt" in k[2] for k in kernels)
