@@ -46,7 +46,7 @@ CMAKE_ARGS="${sqlite_args[*]}" "$PYTHON" -m pip install -q --no-build-isolation 
 
 echo "== GPU tests (unit_tests/python, marked cuda)"
 gpu_tests=(unit_tests/python/cuda)
-HF_HUB_OFFLINE=1 "$PYTHON" -m pytest "${gpu_tests[@]}" -q -p no:cacheprovider -x
+HF_HUB_OFFLINE=1 "$PYTHON" -m pytest "${gpu_tests[@]}" -q -p no:cacheprovider
 if [[ "${1:-}" == "--memcheck" ]]; then
   echo "== GPU tests under compute-sanitizer (memcheck)"
   HF_HUB_OFFLINE=1 compute-sanitizer --tool memcheck --error-exitcode 1 \

@@ -42,6 +42,16 @@ void requireOneOf(const SqliteDb& db, std::string_view field, std::string_view v
   throw db.error(std::string(field) + " '" + std::string(value) + "' is not one of: " + listed);
 }
 
+// A device as Device::str() writes it: "cpu", "cuda:N" (or "cuda", which traces before
+// version 9 used for a CUDA plan).
+void requireKernelTarget(const SqliteDb& db, std::string_view target) {
+  std::string_view index = target.starts_with("cuda:") ? target.substr(5) : std::string_view();
+  bool cudaN = !index.empty() && index.size() < 4 &&
+               index.find_first_not_of("0123456789") == std::string_view::npos;
+  if (target == "cpu" || target == "cuda" || cudaN) return;
+  throw db.error("kernel target '" + std::string(target) + "' is not cpu or cuda:N");
+}
+
 void requireKernelCache(const SqliteDb& db, std::string_view cache) {
   requireOneOf(db, "kernel cache", cache, {"hit", "built"});
 }
@@ -211,7 +221,7 @@ int64_t TraceWriter::recordDecision(int64_t pass_id, const DecisionRecord& decis
 void TraceWriter::recordKernel(int64_t compile_id, const KernelRecord& kernel) {
   std::lock_guard lock(*mutex_);
   requireOneOf(*db_, "kernel kind", kernel.kind, {"generated", "library", "fallback", "view"});
-  requireOneOf(*db_, "kernel target", kernel.target, {"cpu", "cuda"});
+  requireKernelTarget(*db_, kernel.target);
   if (kernel.cache) requireKernelCache(*db_, *kernel.cache);
   db_->run(R"sql(
     INSERT INTO kernels (compile_id, name, kind, target, op_summary, reason, alternatives,
