@@ -162,6 +162,11 @@ private:
       setKind(choice, KernelKind::View, "alias", "no kernel: aliases its input");
       return;
     }
+    if (isCudaCopyOp(node.op())) {
+      setKind(choice, KernelKind::Library, "cuda:strided-copy",
+              "a contiguous copy on " + device + ": one memcpy, or the strided copy kernel");
+      return;
+    }
     if (!node.op().starts_with("aten.") && info) {
       setReference(choice, "no aten kernel for " + node.op() +
                                ": Loupe's reference runs on the host, its result is copied to " +

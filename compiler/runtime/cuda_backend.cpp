@@ -251,6 +251,7 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
     if (whyNot) *whyNot = std::move(why);
     return false;
   };
+  if (isCudaCopyOp(node.op())) return true;
   if (!isMatmul(node.op())) return refuse("no CUDA library kernel for " + node.op());
   DType dtype = node.result()->tensorType().dtype;
   if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
@@ -263,6 +264,10 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
 void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
                                    const std::vector<const Tensor*>& inputs,
                                    std::vector<Tensor>& outputs) {
+  if (isCudaCopyOp(node.op())) {
+    copy(*inputs.at(0), outputs.at(0));
+    return;
+  }
   if (!isMatmul(node.op())) throw Error("runtime", "no CUDA library kernel for " + node.op());
   Tensor a = *inputs.at(0), b = *inputs.at(1);
   Tensor& c = outputs.at(0);

@@ -79,4 +79,8 @@ GeneratedCudaKernel generateCudaKernel(const Node& node, const std::string& kern
   return kernel;
 }
 
+bool isCudaCopyOp(const std::string& op) {
+  return op == "aten.clone" || op == "aten.lift_fresh_copy";
+}
+
 } // namespace loupe

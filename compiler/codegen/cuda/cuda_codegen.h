@@ -18,6 +18,11 @@ struct GeneratedCudaKernel {
   std::string strategy;             // one line for the trace: how it is parallelised and why
 };
 
+// Ops the CUDA target runs as a copy of their one input into their contiguous result (aten.clone,
+// aten.lift_fresh_copy): kernel selection plans them as the library kernel "cuda:strided-copy",
+// which the runtime's copy (a memcpy, or its strided copy kernel) carries out.
+bool isCudaCopyOp(const std::string& op);
+
 // Whether a CUDA kernel is generated for this node; when not, `whyNot` says why. Refuses what the
 // CPU generator refuses (group_analysis.h), and a parameter block over 4 KB.
 bool canGenerateCudaKernel(const Node& node, std::string* whyNot,

@@ -269,14 +269,19 @@ private:
 
   // The reduction's accumulator: float for f32 and half inputs, double for f64, int64_t for
   // integers and bool; the recipe's combine as a function, for the loop and the shuffles.
+  // `serial`: one thread folds the whole reduction (the per-output entry). A serial fp32 sum of
+  // n terms errs by up to n ulps where the row entry's tree (and torch's) errs by log n, so a
+  // serial entry accumulates floating values in double: it is bound by memory, not by the adds.
   struct Accumulator {
     DType dtype;
     std::string type, init;
   };
-  Accumulator declareAccumulator() {
+  Accumulator declareAccumulator(bool serial) {
     const ReductionRecipe& recipe = *registry_.find(group_.reduction->op())->reduction;
     DType input = group_.reduction->operand(0)->tensorType().dtype;
-    DType dtype = input == DType::F64 ? DType::F64 : isFloating(input) ? DType::F32 : DType::I64;
+    DType dtype = input == DType::F64 || (serial && isFloating(input)) ? DType::F64
+                  : isFloating(input)                                   ? DType::F32
+                                                                        : DType::I64;
     Accumulator acc{dtype, computeType(dtype), recipe.init(dtype)};
     line("const int64_t count = " + product(group_.reducedDims) + ";");
     line("(void)count;");
@@ -311,7 +316,7 @@ private:
   // coalesced when the innermost iteration dim is kept (neighbouring threads, neighbouring
   // outputs).
   void emitPerOutputReduction() {
-    Accumulator acc = declareAccumulator();
+    Accumulator acc = declareAccumulator(true);
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = first; row < rows; row += step) {", [&] {
       decompose("row", kept_);
@@ -330,7 +335,7 @@ private:
   // the innermost: each thread folds every blockDim.x-th element, neighbours reading neighbours,
   // then the row combines its partial results (loupe_row_reduce) and thread 0 finishes.
   void emitRowReduction() {
-    Accumulator acc = declareAccumulator();
+    Accumulator acc = declareAccumulator(false);
     line("__shared__ " + acc.type + " partials[32];");
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; row < rows; "
