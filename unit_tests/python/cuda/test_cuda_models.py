@@ -9,10 +9,10 @@ import copy
 
 import pytest
 import torch
+from float64_reference import assert_close_to_reference
 
 import models
 from conftest import query
-from test_cuda_backend import assert_close_to_reference
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
