@@ -69,6 +69,7 @@ Value* createConstant(Graph& graph, Node& before, const Tensor& data, const Type
   attrs.set("dtype", type.tensor().dtype);
   attrs.set("shape", IntList(type.tensor().shape));
   attrs.set("data", compactData(data));
+  if (!type.tensor().device.isCpu()) attrs.set("device", type.tensor().device.str());
   return graph.createNode("loupe.constant", {}, {type}, std::move(attrs), before.loc(), &before)
       ->result();
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "compiler/ir/error.h"
+#include "compiler/ops/device_attribute.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/pointwise.h"
 #include "compiler/ops/type_promotion.h"
@@ -17,19 +18,6 @@
 namespace loupe {
 
 namespace {
-
-// torch's `device=` argument ("cpu", "cuda", "cuda:1"); absent keeps `fallback`.
-Device deviceOf(const AttrMap& attrs, std::string_view op, Device fallback = {}) {
-  const Attribute* a = attrs.find("device");
-  const auto* text = a ? std::get_if<std::string>(a) : nullptr;
-  if (!text) return fallback;
-  if (*text == "cpu") return {Device::Kind::CPU, 0};
-  if (text->starts_with("cuda")) {
-    if (*text == "cuda") return {Device::Kind::CUDA, 0};
-    if ((*text)[4] == ':') return {Device::Kind::CUDA, std::stoi(text->substr(5))};
-  }
-  throw Error("attribute", std::string(op) + ": unknown device \"" + *text + "\"");
-}
 
 using TypeFn = TensorType (*)(std::string_view op, const std::vector<const Type*>& operands,
                               const AttrMap& attrs);
@@ -40,7 +28,7 @@ TensorType sized(std::string_view op, const AttrMap& attrs, DType fallback) {
   TensorType t;
   t.shape = attrs.getDims("size");
   t.dtype = attrs.getOptionalDType("dtype").value_or(fallback);
-  t.device = deviceOf(attrs, op);
+  t.device = deviceAttribute(attrs, op);
   return t;
 }
 
@@ -61,7 +49,7 @@ TensorType likeOperand(std::string_view op, const std::vector<const Type*>& oper
   const TensorType& self = tensorOperand(operands, 0, op);
   TensorType t = self.withShape(self.shape);
   t.dtype = attrs.getOptionalDType("dtype").value_or(self.dtype);
-  t.device = deviceOf(attrs, op, self.device);
+  t.device = deviceAttribute(attrs, op, self.device);
   return t;
 }
 
@@ -70,7 +58,7 @@ TensorType sizedLikeOperand(std::string_view op, const std::vector<const Type*>&
                             const AttrMap& attrs) {
   const TensorType& self = tensorOperand(operands, 0, op);
   TensorType t = sized(op, attrs, self.dtype);
-  t.device = deviceOf(attrs, op, self.device);
+  t.device = deviceAttribute(attrs, op, self.device);
   return t;
 }
 
@@ -78,7 +66,7 @@ TensorType scalarTensor(std::string_view op, const std::vector<const Type*>&,
                         const AttrMap& attrs) {
   TensorType t;
   t.dtype = attrs.getOptionalDType("dtype").value_or(DType::F32);
-  t.device = deviceOf(attrs, op);
+  t.device = deviceAttribute(attrs, op);
   return t;
 }
 
@@ -95,7 +83,7 @@ TensorType arangeType(std::string_view op, const std::vector<const Type*>&, cons
   }
   TensorType t;
   t.dtype = attrs.getOptionalDType("dtype").value_or(integral ? DType::I64 : DType::F32);
-  t.device = deviceOf(attrs, op);
+  t.device = deviceAttribute(attrs, op);
   SymExpr length;
   if (integral) {
     auto step = attrs.getDim("step").constant();
@@ -281,6 +269,18 @@ void registerFactoryOps(OpRegistry& registry) {
     };
     registry.add(std::move(info));
   }
+}
+
+Device deviceAttribute(const AttrMap& attrs, std::string_view op, Device fallback) {
+  const Attribute* a = attrs.find("device");
+  const auto* text = a ? std::get_if<std::string>(a) : nullptr;
+  if (!text) return fallback;
+  if (*text == "cpu") return {Device::Kind::CPU, 0};
+  if (*text == "cuda") return {Device::Kind::CUDA, 0};
+  if (text->starts_with("cuda:") && text->size() > 5 && text->size() < 9 &&
+      text->find_first_not_of("0123456789", 5) == std::string::npos)
+    return {Device::Kind::CUDA, std::stoi(text->substr(5))};
+  throw Error("attribute", std::string(op) + ": unknown device \"" + *text + "\"");
 }
 
 } // namespace loupe

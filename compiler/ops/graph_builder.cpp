@@ -31,13 +31,8 @@ Value* GraphBuilder::scalar(double value, DType dtype, Device device) {
   attrs.set("dtype", dtype);
   attrs.set("shape", IntList{});
   attrs.set("data", FloatList{value});
-  Value* v = op("loupe.constant", {}, std::move(attrs));
-  if (device.kind != Device::Kind::CPU) {
-    TensorType t = v->tensorType();
-    t.device = device;
-    v->setType(t);
-  }
-  return v;
+  if (!device.isCpu()) attrs.set("device", device.str());
+  return op("loupe.constant", {}, std::move(attrs));
 }
 
 } // namespace loupe

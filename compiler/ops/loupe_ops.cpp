@@ -1,6 +1,7 @@
 // Loupe's own ops: loupe.constant (a literal tensor, what constant folding produces) and
 // loupe.fused (a fused group whose body graph is executed as one kernel).
 #include "compiler/ir/error.h"
+#include "compiler/ops/device_attribute.h"
 #include "compiler/ops/op_registry.h"
 
 namespace loupe {
@@ -10,10 +11,11 @@ void registerLoupeOps(OpRegistry& registry) {
   constant.name = "loupe.constant";
   constant.kind = OpKind::Factory;
   constant.summary = "a literal tensor: data holds every element, or one value repeated";
-  constant.attrs = {{"dtype", {}}, {"shape", {}}, {"data", {}}};
+  constant.attrs = {{"dtype", {}}, {"shape", {}}, {"data", {}}, {"device", NoneAttr{}}};
   constant.infer = [](const std::vector<const Type*>&, const AttrMap& attrs) {
     TensorType t;
     t.dtype = attrs.getDType("dtype");
+    t.device = deviceAttribute(attrs, "loupe.constant");
     t.shape = attrs.getDims("shape");
     auto data = attrs.getFloats("data");
     auto count = numel(t.shape).constant();

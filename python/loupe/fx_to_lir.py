@@ -769,4 +769,7 @@ def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[
     result = call.target(*args, **kwargs)
     results = result if isinstance(result, (list, tuple)) else [result]
     for out, value in zip(outputs, results):
-        out.copy_(value)
+        if value is None:  # a result the call was not asked for (output_mask): never read
+            out.zero_()
+        else:
+            out.copy_(value)

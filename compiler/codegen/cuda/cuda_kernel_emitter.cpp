@@ -280,8 +280,8 @@ private:
     const ReductionRecipe& recipe = *registry_.find(group_.reduction->op())->reduction;
     DType input = group_.reduction->operand(0)->tensorType().dtype;
     DType dtype = input == DType::F64 || (serial && isFloating(input)) ? DType::F64
-                  : isFloating(input)                                   ? DType::F32
-                                                                        : DType::I64;
+                  : isFloating(input)                                  ? DType::F32
+                                                                       : DType::I64;
     Accumulator acc{dtype, computeType(dtype), recipe.init(dtype)};
     line("const int64_t count = " + product(group_.reducedDims) + ";");
     line("(void)count;");
