@@ -56,8 +56,8 @@ def aot_front_end(compiler: Callable[[str], Callable]) -> Callable:
 
 def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, mode=None):
     """The `loupe` torch.compile backend (registered through the torch_dynamo_backends entry
-    point). `mode` is accepted because torch.compile passes it; Loupe has one mode."""
-    config = Config.resolve(options)
+    point). `mode` "reduce-overhead" captures CUDA graphs; other modes change nothing."""
+    config = Config.resolve(options, mode)
     names = dynamo_input_names(gm)
 
     def compiler(graph_kind: str):

@@ -170,6 +170,72 @@ class LoupeGraph:
         self.eager = True
 
 
+class CudaGraphedGraph:
+    """cuda_graphs mode: a compiled CUDA graph's launches (Loupe's kernels, cuBLASLt, the aten
+    fallbacks, on torch's current stream) captured in a CUDA graph once per input signature and
+    replayed, so a call costs one launch. The call's tensors are copied into the captured inputs;
+    the outputs are copies of the captured ones (a later replay overwrites those). A graph whose
+    capture fails (a step that must wait for the host, such as a constant computed on the host)
+    says so once and runs uncaptured; strict mode raises."""
+
+    def __init__(self, graph: LoupeGraph):
+        self.graph = graph
+        self.captured: dict[tuple, tuple] = {}
+        self.uncaptured = False
+
+    @staticmethod
+    def signature(args: tuple) -> tuple:
+        return tuple(
+            (tuple(a.shape), a.stride(), a.dtype, a.device) if isinstance(a, torch.Tensor) else a
+            for a in args
+        )
+
+    def __call__(self, *args) -> list:
+        if self.uncaptured or self.graph.eager:
+            return self.graph(*args)
+        key = self.signature(args)
+        entry = self.captured.get(key)
+        if entry is None:
+            try:
+                entry = self.captured[key] = self.capture(args)
+            except Exception as error:
+                if self.graph.strict:
+                    raise
+                print(f"loupe: running without a CUDA graph: {describe(error)}", file=sys.stderr)
+                self.uncaptured = True
+                return self.graph(*args)
+        cuda_graph, static_inputs, static_outputs = entry
+        for static, arg in zip(static_inputs, args):
+            if isinstance(arg, torch.Tensor):
+                static.copy_(arg)
+        cuda_graph.replay()
+        positions = {id(s): i for i, s in enumerate(static_inputs)}
+        return [
+            args[positions[id(out)]]  # an input returned as it is: the caller's own tensor
+            if id(out) in positions
+            else out.clone()
+            if isinstance(out, torch.Tensor)
+            else out
+            for out in static_outputs
+        ]
+
+    def capture(self, args: tuple) -> tuple:
+        static_inputs = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        # One uncaptured call first, on a side stream as torch recommends: it builds the kernels
+        # and lays out this size's arena, which the captured launches then use.
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self.graph(*static_inputs)
+        torch.cuda.current_stream().wait_stream(side)
+        cuda_graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(cuda_graph):
+            static_outputs = self.graph(*static_inputs)
+        if self.graph.eager:
+            raise RuntimeError("the compiled graph failed while it was captured")
+        return cuda_graph, static_inputs, static_outputs
+
+
 class BisectingGraph:
     """Bisect mode: on the first call, bisects the graph against eager on that call's inputs
     (the bisector runs the full pipeline first and stops there when the results agree)."""
@@ -278,6 +344,8 @@ def compile_graph(
             allocator=_device_allocator(lir.device),
         )
         graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
+        if config.cuda_graphs and graph.device is not None and not config.bisect:
+            return make_boxed_func(CudaGraphedGraph(graph))
         if config.bisect:
             return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
         return make_boxed_func(graph)

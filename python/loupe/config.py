@@ -34,10 +34,14 @@ class Config:
     # Seconds of wall time between writes of the kernel stats into the trace while the program
     # runs (checked at the end of a call); they are written at exit too.
     stats_interval: float = 5.0
+    # CUDA graphs: a CUDA graph's launches are captured once per input shape and replayed
+    # (docs/cuda.md). On with mode="reduce-overhead".
+    cuda_graphs: bool = False
 
     @staticmethod
-    def resolve(options: dict[str, Any] | None) -> Config:
-        """`options` from torch.compile first, then LOUPE_* environment variables."""
+    def resolve(options: dict[str, Any] | None, mode: str | None = None) -> Config:
+        """`options` from torch.compile first, then LOUPE_* environment variables; torch.compile's
+        `mode` "reduce-overhead" turns CUDA graphs on (other modes change nothing)."""
         options = dict(options or {})
         known = {
             "trace",
@@ -49,6 +53,7 @@ class Config:
             "inject_fault",
             "dropout_rng",
             "stats_interval",
+            "cuda_graphs",
         }
         unknown = set(options) - known
         if unknown:
@@ -65,6 +70,10 @@ class Config:
             dropout_rng=options.get("dropout_rng", env.get("LOUPE_DROPOUT_RNG", "loupe")),
             stats_interval=float(
                 options.get("stats_interval", env.get("LOUPE_STATS_INTERVAL", 5.0))
+            ),
+            cuda_graphs=options.get(
+                "cuda_graphs",
+                mode == "reduce-overhead" or env.get("LOUPE_CUDA_GRAPHS", "").lower() in _TRUE,
             ),
         )
         if config.dropout_rng not in DROPOUT_RNG:

@@ -183,3 +183,28 @@ def test_the_trace_says_what_ran_on_the_gpu(trace_path):
     assert all("__global__" in k[3] and k[4] in ("hit", "built") for k in generated)
     assert all("registers" in k[5] for k in generated), [k[5] for k in generated]
     assert any(k[0] == "library" and "cuBLASLt" in k[2] for k in kernels)
+
+
+@pytest.mark.parametrize("how", ["option", "mode"])
+def test_cuda_graphs_replay_each_size_they_captured(trace_path, how):
+    model = Mlp().cuda()
+    if how == "option":
+        options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
+        compiled = torch.compile(model, backend="loupe", dynamic=True, options=options)
+    else:
+        compiled = torch.compile(
+            model,
+            backend="loupe",
+            dynamic=True,
+            mode="reduce-overhead",
+            options={"trace": trace_path},
+        )
+    for batch in (3, 64, 3, 17, 64):  # a size seen before replays its graph
+        x = torch.randn(batch, 256, device="cuda")
+        with torch.no_grad():
+            got = compiled(x)
+            eager = model(x)
+            reference = Mlp().cuda().double()
+            reference.load_state_dict(model.state_dict())
+            expected = reference(x.double())
+        assert_close_to_reference(got, eager, expected, f"batch {batch}")
