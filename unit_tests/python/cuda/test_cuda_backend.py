@@ -186,7 +186,7 @@ def test_the_trace_says_what_ran_on_the_gpu(trace_path):
 
 
 @pytest.mark.parametrize("how", ["option", "mode"])
-def test_cuda_graphs_replay_each_size_they_captured(trace_path, how):
+def test_cuda_graphs_replay_each_size_they_captured(trace_path, how, capsys):
     model = Mlp().cuda()
     if how == "option":
         options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
@@ -208,3 +208,4 @@ def test_cuda_graphs_replay_each_size_they_captured(trace_path, how):
             reference.load_state_dict(model.state_dict())
             expected = reference(x.double())
         assert_close_to_reference(got, eager, expected, f"batch {batch}")
+    assert "without a CUDA graph" not in capsys.readouterr().err
