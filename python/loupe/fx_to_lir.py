@@ -290,8 +290,17 @@ def _val(value: Any) -> Any:
 
 
 def _unrequested_result(target: Any, index: int, args: dict) -> str | None:
+    """The type of a result the op did not compute (None in FX): as torch would have made it,
+    where a rule knows, else an empty tensor of the op's first tensor argument's dtype (the
+    gradient of an absent bias, say): nothing reads it, and the fallback leaves it empty."""
     rules = _UNREQUESTED_RESULTS.get(_op_name(target))
-    return rules[index](args) if rules and index < len(rules) else None
+    if rules and index < len(rules):
+        return rules[index](args)
+    for value in args.values():
+        val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+        if isinstance(val, torch.Tensor):
+            return type_text(val.dtype, [0])
+    return None
 
 
 def _symbolic_value(value: Any) -> Any:

@@ -186,19 +186,14 @@ def test_the_trace_says_what_ran_on_the_gpu(trace_path):
 
 
 @pytest.mark.parametrize("how", ["option", "mode"])
-def test_cuda_graphs_replay_each_size_they_captured(trace_path, how, capsys):
+def test_cuda_graphs_replay_each_size_they_captured(trace_path, how, capsys, monkeypatch):
     model = Mlp().cuda()
     if how == "option":
         options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
         compiled = torch.compile(model, backend="loupe", dynamic=True, options=options)
-    else:
-        compiled = torch.compile(
-            model,
-            backend="loupe",
-            dynamic=True,
-            mode="reduce-overhead",
-            options={"trace": trace_path},
-        )
+    else:  # torch.compile takes a mode or options, not both: the trace from the environment
+        monkeypatch.setenv("LOUPE_TRACE", trace_path)
+        compiled = torch.compile(model, backend="loupe", dynamic=True, mode="reduce-overhead")
     for batch in (3, 64, 3, 17, 64):  # a size seen before replays its graph
         x = torch.randn(batch, 256, device="cuda")
         with torch.no_grad():
