@@ -216,6 +216,7 @@ class Backend:
     name: str
     compile: Callable[[nn.Module, str], nn.Module]  # (model, Loupe trace path) -> callable
     marks_steps: bool = False  # Inductor's CUDA graphs: each call starts a new step
+    cuda_graphs: bool = False  # Loupe's CUDA graphs: the notes say how many graphs replayed
 
 
 BACKENDS = [
@@ -235,6 +236,7 @@ BACKENDS = [
         lambda model, trace: torch.compile(
             model, backend="loupe", options={"trace": trace, "cuda_graphs": True}
         ),
+        cuda_graphs=True,
     ),
 ]
 
@@ -339,11 +341,34 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
+# Loupe's cuda_graphs mode wraps each compiled graph in a CudaGraphedGraph, which runs the graph
+# uncaptured when capturing fails (saying so on stderr only) and does not apply to CPU graphs:
+# the wrappers of a row are kept, so that its notes say how many graphs really replayed.
+cuda_graphed: list = []
+try:
+    import loupe.compiled as loupe_compiled
+
+    class RecordedCudaGraphedGraph(loupe_compiled.CudaGraphedGraph):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            cuda_graphed.append(self)
+
+    loupe_compiled.CudaGraphedGraph = RecordedCudaGraphedGraph  # what compile_graph builds
+except (ImportError, AttributeError):  # no Loupe, or one without cuda_graphs: rows say n/a
+    pass
+
+
+def cuda_graph_notes(trace_path: Path) -> str:
+    """How many of the row's compiled graphs replayed as CUDA graphs."""
+    with sqlite3.connect(trace_path) as db:
+        graphs = db.execute("SELECT count(*) FROM compiles").fetchone()[0]
+    replayed = sum(1 for g in cuda_graphed if g.captured and not g.uncaptured and not g.graph.eager)
+    return f"{replayed} of {graphs} graph(s) replayed as CUDA graphs"
+
+
 def loupe_notes(trace_path: Path) -> str:
     """What the Loupe trace says of the row: graphs, kernels by kind, and any graph that ran
     eagerly (its time is then eager's, not Loupe's)."""
-    if not trace_path.exists():
-        return ""
     with sqlite3.connect(trace_path) as db:
         graphs = db.execute("SELECT count(*) FROM compiles").fetchone()[0]
         failed = db.execute(
@@ -421,8 +446,11 @@ def measure(
     except Exception as error:  # every failure is reported in its row
         cell.failure = first_line(error)
         progress(f"{case.name}: {backend.name} failed: {cell.failure}")
-    if backend.name.startswith("loupe"):
+    if backend.name.startswith("loupe") and trace.exists():
         cell.notes.insert(0, loupe_notes(trace))
+        if backend.cuda_graphs:
+            cell.notes.insert(1, cuda_graph_notes(trace))
+    cuda_graphed.clear()
     skips = torch._dynamo.utils.counters["inductor"]["cudagraph_skips"]
     if skips:
         cell.notes.append(f"CUDA graphs skipped in {skips} graph(s) (reason on stderr)")
