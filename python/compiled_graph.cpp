@@ -172,6 +172,9 @@ void bindCompiledGraph(nb::module_& m) {
       .def("flush_stats", &CompiledGraph::flushStats,
            "Writes the kernel stats to the trace now (also done periodically while running and "
            "when the graph is destroyed).")
+      .def("release_arena", &CompiledGraph::releaseArena,
+           "Drops the arena; the next run allocates it again (inside a CUDA graph capture, from "
+           "the graph's memory pool).")
       .def("stats", &CompiledGraph::stats);
 }
 

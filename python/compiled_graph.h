@@ -46,6 +46,9 @@ public:
   // holds is never destroyed, and destruction is when the executable writes them last).
   void flushStats();
 
+  // Drops the executable's arena (Executable::releaseArena): before a CUDA graph capture.
+  void releaseArena() { compiled_.executable->releaseArena(); }
+
   const std::vector<int>& outputInputs() const { return compiled_.executable->outputInputs(); }
 
   // {kernel name: (implementation, calls, total ms, max abs error)}

@@ -335,6 +335,11 @@ void Executable::layOut(const SymbolBindings& bindings) {
   laidOutFor_ = bindings;
 }
 
+void Executable::releaseArena() {
+  arena_ = Tensor();
+  laidOutFor_.reset(); // the buffers pointed into it
+}
+
 const MemoryLayout& Executable::memoryLayout() const {
   static const MemoryLayout kNone;
   return use_ ? use_->layout : kNone;

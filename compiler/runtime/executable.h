@@ -119,6 +119,10 @@ public:
   // kTimedCallEvery; KernelStats::totalMs scales the sample to every call.
   static constexpr int64_t kTimedCallEvery = 16;
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
+  // Drops the arena; the next run allocates one again. For a CUDA graph capture: the captured
+  // run's memory must be taken during the capture (the graph keeps it), not be an arena that a
+  // later size replaces and frees while the graph still points into it.
+  void releaseArena();
   // A packed copy of `value` where the graph runs (an input handed back as an output).
   Tensor copyOf(const Tensor& value) const;
   // Per graph output: the position of the graph input it is, or -1 for a computed output.

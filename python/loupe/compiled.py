@@ -228,6 +228,11 @@ class CudaGraphedGraph:
         with torch.cuda.stream(side):
             self.graph(*static_inputs)
         torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        # The captured run takes its arena inside the capture, from the graph's pool: the
+        # warm-up's arena is replaced (and freed) by the next size's, and the graph would
+        # replay into freed memory.
+        self.graph.compiled.release_arena()
         cuda_graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(cuda_graph):
             static_outputs = self.graph(*static_inputs)

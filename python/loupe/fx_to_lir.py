@@ -129,7 +129,31 @@ def _without_min_max(expr: Any, shape_env: Any) -> Any:
         pick = max if type(call).__name__ == "Max" else min
         return call.args[numbers.index(pick(numbers))]
 
-    return expr.replace(lambda e: type(e).__name__ in ("Max", "Min"), resolve)
+    expr = expr.replace(lambda e: type(e).__name__ in ("Max", "Min"), resolve)
+    return _without_ceiling_division(expr)
+
+
+def _without_ceiling_division(expr: Any) -> Any:
+    """ceil(a / b), which torch writes CeilToInt(IntTrueDiv(a, b)) (the padded sizes of CUDA
+    attention's outputs), as the floor division .lir dims have: (a + b - 1) // b, for b > 0."""
+    from torch.utils._sympy.functions import FloorDiv
+
+    def is_ceiling_division(e: Any) -> bool:
+        return (
+            type(e).__name__ == "CeilToInt"
+            and len(e.args) == 1
+            and type(e.args[0]).__name__ == "IntTrueDiv"
+        )
+
+    def floor_division(e: Any) -> Any:
+        a, b = e.args[0].args
+        if not (b.is_integer and b.is_positive):
+            raise ConversionError(
+                f"cannot write {e} as a .lir dim: its divisor may not be positive"
+            )
+        return FloorDiv(a + b - 1, b)
+
+    return expr.replace(is_ceiling_division, floor_division)
 
 
 def dtype_text(dtype: torch.dtype) -> str:
@@ -271,6 +295,8 @@ def _allocates_results(target: torch._ops.OpOverload) -> bool:
 def _physical_order(val: torch.Tensor, what: str) -> list[int] | None:
     """None for a row-major result; else its dims from outermost to innermost in memory."""
     if tensor_type(val, what) == type_text(val.dtype, list(val.shape)):
+        return None
+    if any(_hint(d) == 0 for d in val.shape):  # no element: any layout is the row-major one
         return None
     order, _ = torch._prims_common.compute_elementwise_output_logical_to_physical_perm(val)
     dense = _row_major_strides([val.shape[d] for d in order])
