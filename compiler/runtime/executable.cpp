@@ -123,6 +123,11 @@ struct Executable::Step {
     int64_t baseOffset = 0, offset = 0;
   };
   std::optional<ViewGeometry> view;
+  // On a device, a reference step that reads no tensor (a constant, a factory) computed on the
+  // host once per binding, kept on the device: later runs copy it device to device, which never
+  // waits for the host (a CUDA graph capture forbids that).
+  std::optional<SymbolBindings> deviceConstantFor;
+  std::vector<Tensor> deviceConstant;
 };
 
 struct Executable::Buffer {
@@ -467,6 +472,13 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
     break;
   case StepKind::Reference:
   case StepKind::Interpret: {
+    bool readsNoTensor = std::all_of(step.operandSlots.begin(), step.operandSlots.end(),
+                                     [](int slot) { return slot < 0; });
+    if (options_.device && readsNoTensor && step.deviceConstantFor == bindings) {
+      for (size_t r = 0; r < outputs.size(); ++r)
+        options_.device->copy(step.deviceConstant[r], outputs[r]);
+      break;
+    }
     // On a device, on host copies of the inputs, the results copied back.
     std::vector<Tensor> hostInputs = onHost(inputs);
     std::vector<const Tensor*> referenceInputs = options_.device ? pointers(hostInputs) : inputs;
@@ -480,6 +492,12 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
                              resultTypes(node), bindings);
     for (size_t r = 0; r < results.size(); ++r)
       copyInto(outputs[r], results[r]);
+    if (options_.device && readsNoTensor) {
+      step.deviceConstant.clear();
+      for (const Tensor& output : outputs)
+        step.deviceConstant.push_back(copyOf(output));
+      step.deviceConstantFor = bindings;
+    }
     break;
   }
   case StepKind::View:

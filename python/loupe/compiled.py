@@ -234,10 +234,13 @@ class CudaGraphedGraph:
         # replay into freed memory.
         self.graph.compiled.release_arena()
         cuda_graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(cuda_graph):
-            static_outputs = self.graph(*static_inputs)
-        if self.graph.eager:
-            raise RuntimeError("the compiled graph failed while it was captured")
+        try:
+            with torch.cuda.graph(cuda_graph):
+                static_outputs = self.graph(*static_inputs)
+        finally:
+            failed, self.graph.eager = self.graph.eager, False
+        if failed:  # a step the capture refused: the graph still runs compiled, uncaptured
+            raise RuntimeError("a step of the compiled graph cannot be captured (see the trace)")
         return cuda_graph, static_inputs, static_outputs
 
 
