@@ -109,8 +109,23 @@ def dim_text(dim: Any) -> str:
         simplify = getattr(shape_env, "simplify", None)
         if simplify is not None:
             expr = simplify(expr)
-        return str(_without_min_max(expr, shape_env)).replace(" ", "")
+        return _lir_expression(_without_min_max(expr, shape_env))
     return str(int(dim))
+
+
+def _lir_expression(expr: Any) -> str:
+    """A sympy dim in .lir's spelling (docs/lir-format.md): sympy writes a modulo as
+    Mod(a, b), .lir as a % b."""
+    import sympy.printing.str
+
+    class Printer(sympy.printing.str.StrPrinter):
+        def _print_Mod(self, e: Any) -> str:
+            a, b = (self._print(arg) for arg in e.args)
+            return f"(({a})%({b}))"
+
+        _print_PythonMod = _print_Mod
+
+    return Printer().doprint(expr).replace(" ", "")
 
 
 def _without_min_max(expr: Any, shape_env: Any) -> Any:
