@@ -53,3 +53,28 @@ def test_unregistered_op_is_opaque_and_runs_through_the_fallback_table():
 def test_unsupported_dtype_is_a_conversion_error():
     with pytest.raises(ConversionError, match="complex64"):
         convert(lambda x: x * 2, torch.randn(2, dtype=torch.complex64))
+
+
+def test_symbolic_modulo_is_spelled_as_lir_reads_it():
+    def pad_to_eight(x):
+        return torch.nn.functional.pad(x, (0, (-x.shape[0]) % 8)) * 2
+
+    lir = fx_to_lir(
+        make_fx(pad_to_eight, tracing_mode="symbolic")(torch.randn(37)), "g", REGISTERED
+    )
+    assert "Mod(" not in lir.text and "%(8)" in lir.text
+    graph = _C.CompiledGraph(lir.text, _C.resolve_pipeline("default", []))
+    (out,) = graph.run([torch.ones(37)])
+    assert out.shape == (40,) and out[:37].eq(2).all() and out[37:].eq(0).all()
+
+
+def test_ceiling_division_becomes_a_floor_division():
+    import sympy
+    from torch.utils._sympy.functions import CeilToInt, IntTrueDiv
+
+    from loupe.fx_to_lir import _lir_expression, _without_ceiling_division
+
+    s = sympy.Symbol("s0", integer=True, positive=True)
+    # CUDA attention pads its log-sum-exp to a multiple of 32 this way.
+    text = _lir_expression(_without_ceiling_division(32 * CeilToInt(IntTrueDiv(s, 32))))
+    assert text == "32*(((s0+31)//32))"
