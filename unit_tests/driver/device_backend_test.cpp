@@ -1,0 +1,252 @@
+// A graph compiled for a CUDA device runs through the executable's device path, here on a
+// stand-in device whose memory is host memory tagged cuda:0: the executable must never read it
+// on the host (a tagged tensor refuses), must take every allocation, copy and kernel from the
+// backend, and must give the host executable's results. So the device plumbing (kernel
+// selection for CUDA, the backend's generated and library kernels, the aten fallback, host
+// reference steps, outputs that are inputs or views, symbolic sizes, check mode) is tested on
+// machines without a GPU; unit_tests/python/cuda runs the real one.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/codegen/cpu/cpu_compiler.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/op_registry.h"
+#include "driver/compile_graph.h"
+#include "passes/pipeline.h"
+#include "unit_tests/compiler/codegen/codegen_test_support.h"
+
+namespace loupe::testing {
+namespace {
+
+const Device kCuda0{Device::Kind::CUDA, 0};
+
+// The host tensor a stand-in device tensor is.
+Tensor onHost(const Tensor& t) {
+  return Tensor::borrow(t.data(), t.dtype(), t.shape(), t.strides());
+}
+
+std::vector<Tensor> onHost(const std::vector<const Tensor*>& tensors) {
+  std::vector<Tensor> host;
+  for (const Tensor* t : tensors)
+    host.push_back(!t ? Tensor() : t->device().isCpu() ? *t : onHost(*t));
+  return host;
+}
+
+std::vector<const Tensor*> pointers(const std::vector<Tensor>& tensors) {
+  std::vector<const Tensor*> out;
+  for (const Tensor& t : tensors)
+    out.push_back(t.defined() ? &t : nullptr);
+  return out;
+}
+
+// Runs `node`'s reference implementation on host views of device tensors, into `outputs`.
+void referenceOnHost(const Node& node, const AttrMap& boundAttrs,
+                     const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
+  std::vector<Tensor> packed;
+  for (const Tensor* t : inputs)
+    packed.push_back(!t ? Tensor() : t->device().isCpu() ? t->contiguous() : onHost(*t).clone());
+  std::vector<Tensor> hostOutputs;
+  for (const Tensor& output : outputs)
+    hostOutputs.push_back(onHost(output));
+  OpRegistry::global().find(node.op())->reference(pointers(packed), boundAttrs, hostOutputs);
+}
+
+class StandInDevice : public DeviceBackend {
+public:
+  std::map<std::string, int> calls;
+
+  Device device() const override { return kCuda0; }
+  Tensor allocate(DType dtype, const std::vector<int64_t>& shape) override {
+    ++calls["allocate"];
+    Tensor host = Tensor::empty(dtype, shape);
+    auto storage = std::make_shared<Tensor>(host);
+    return Tensor::adopt(std::shared_ptr<void>(storage, host.data()), kCuda0, dtype, shape);
+  }
+  void copy(const Tensor& from, Tensor& to) override {
+    ++calls["copy"];
+    EXPECT_EQ(from.device(), kCuda0);
+    EXPECT_EQ(to.device(), kCuda0);
+    onHost(to).copyFrom(onHost(from));
+  }
+  Tensor toHost(const Tensor& tensor) override {
+    ++calls["toHost"];
+    return onHost(tensor).clone();
+  }
+  void fromHost(const Tensor& host, Tensor& to) override {
+    ++calls["fromHost"];
+    EXPECT_TRUE(host.device().isCpu());
+    onHost(to).copyFrom(host);
+  }
+  void beginRun() override { ++calls["beginRun"]; }
+  void addGeneratedKernel(const std::string& kernel, const Node& node,
+                          const KernelChoice* choice) override {
+    ASSERT_NE(choice, nullptr);
+    EXPECT_EQ(choice->target, "cuda:0");
+    EXPECT_NE(choice->source.find("__global__"), std::string::npos) << kernel;
+    // The stand-in runs the CPU kernel of the same group.
+    sources_.push_back(generateCpuKernel(node, kernel));
+    signatures_.push_back(describeKernel(node));
+    names_.push_back(kernel);
+  }
+  std::map<std::string, KernelBuildRecord> buildKernels() override {
+    CpuCompilerOptions options;
+    options.cacheDir = testCacheDir();
+    functions_ = CpuCompiler(options).load(sources_);
+    std::map<std::string, KernelBuildRecord> records;
+    for (const std::string& name : names_)
+      records[name] = {false, 1.0, "sm_00, stand-in"};
+    return records;
+  }
+  void launch(size_t index, const KernelBinding& bound, const std::vector<const Tensor*>& inputs,
+              const std::vector<Tensor*>& outputs) override {
+    ++calls["launch"];
+    std::vector<Tensor> hostInputs = onHost(inputs), hostOutputs;
+    for (Tensor* output : outputs)
+      hostOutputs.push_back(onHost(*output));
+    std::vector<Tensor*> outputPointers;
+    for (Tensor& output : hostOutputs)
+      outputPointers.push_back(&output);
+    launchCpuKernel(functions_.at(index), signatures_.at(index), bound, pointers(hostInputs),
+                    outputPointers);
+  }
+  bool hasLibraryKernel(const Node& node, std::string*) const override {
+    return node.op() == "aten.mm";
+  }
+  void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
+                        const std::vector<const Tensor*>& inputs,
+                        std::vector<Tensor>& outputs) override {
+    ++calls["library"];
+    referenceOnHost(node, boundAttrs, inputs, outputs);
+  }
+
+private:
+  std::vector<KernelSignature> signatures_;
+  std::vector<GeneratedKernel> sources_;
+  std::vector<std::string> names_;
+  std::vector<CpuKernelFn> functions_;
+};
+
+// mm (library), bias + relu (generated), a row sum (generated reduction), cumsum (no CUDA
+// kernel: the aten fallback), a transposed view as an output, an input returned as it is.
+constexpr const char* kGraph = R"(
+graph @g(%x: f32[s0,8]<cuda:0>, %w: f32[8,4]<cuda:0>, %b: f32[4]<cuda:0>) -> (f32[s0,4]<cuda:0>, f32[s0]<cuda:0>, f32[s0,4]<cuda:0>, f32[4,s0]<strides=[1,4],cuda:0>, f32[s0,8]<cuda:0>) {
+  %y = aten.mm(%x, %w) : f32[s0,4]<cuda:0>
+  %z = aten.add.Tensor(%y, %b) : f32[s0,4]<cuda:0>
+  %r = aten.relu(%z) : f32[s0,4]<cuda:0>
+  %s = aten.sum.dim_IntList(%r) {dim=[1]} : f32[s0]<cuda:0>
+  %c = aten.cumsum(%r) {dim=1} : f32[s0,4]<cuda:0>
+  %t = aten.t(%r) : f32[4,s0]<strides=[1,4],cuda:0>
+  return %r, %s, %c, %t, %x
+}
+)";
+
+CompileOptions options(std::shared_ptr<DeviceBackend> device, bool check = false) {
+  CompileOptions o;
+  o.pipeline = defaultPipeline();
+  o.buildExecutable = true;
+  o.executable.compiler.cacheDir = testCacheDir();
+  o.executable.device = std::move(device);
+  o.executable.check = check;
+  o.executable.fallback = [](const Node& node, const std::vector<const Tensor*>& inputs,
+                             std::vector<Tensor>& outputs, const SymbolBindings& bindings) {
+    for (const Tensor& output : outputs)
+      EXPECT_EQ(output.device(), kCuda0) << node.op();
+    referenceOnHost(node, node.attrs().bound(bindings), inputs, outputs);
+  };
+  return o;
+}
+
+// Device copies of host inputs, through the backend (as torch's tensors would be on the GPU).
+std::vector<Tensor> toDevice(StandInDevice& device, const std::vector<Tensor>& host) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : host) {
+    Tensor d = device.allocate(t.dtype(), t.shape());
+    device.fromHost(t, d);
+    out.push_back(d);
+  }
+  return out;
+}
+
+TEST(DeviceBackend, AGraphForCudaRunsThroughTheBackendAndMatchesTheHost) {
+  auto device = std::make_shared<StandInDevice>();
+  CompileResult onDevice = compileGraph(kGraph, "device.lir", options(device));
+  ASSERT_TRUE(onDevice.ok()) << onDevice.error->message;
+  // Planned for the device: every choice names it, and cumsum is left to the aten fallback.
+  for (const KernelChoice& choice : onDevice.plan.kernels) {
+    EXPECT_EQ(choice.target, "cuda:0") << choice.op;
+    if (choice.op == "aten.cumsum") {
+      EXPECT_EQ(choice.kind, KernelKind::Fallback);
+    }
+    if (choice.op == "aten.mm") {
+      EXPECT_EQ(choice.implementation, "cublaslt:matmul");
+    }
+  }
+  EXPECT_EQ(onDevice.executable->device(), kCuda0);
+
+  CompileOptions hostOptions = options(nullptr);
+  hostOptions.pipelineOptions.target = "cpu";
+  CompileResult onHostResult = compileGraph(kGraph, "host.lir", hostOptions);
+  ASSERT_TRUE(onHostResult.ok()) << onHostResult.error->message;
+
+  for (int64_t batch : {5, 3}) { // two bindings of s0: one kernel each, laid out twice
+    std::vector<Tensor> inputs = {randomTensor(DType::F32, {batch, 8}, 1),
+                                  randomTensor(DType::F32, {8, 4}, 2),
+                                  randomTensor(DType::F32, {4}, 3)};
+    std::vector<Tensor> deviceInputs = toDevice(*device, inputs);
+    std::vector<Tensor> got = onDevice.executable->run(deviceInputs);
+    std::vector<Tensor> expected = onHostResult.executable->run(inputs);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t o = 0; o < got.size(); ++o) {
+      EXPECT_EQ(got[o].device(), kCuda0) << "output " << o;
+      EXPECT_LT(maxAbsDifference(onHost(got[o]).clone(), expected[o]), 1e-5) << "output " << o;
+    }
+    // The input handed back is a copy on the device, not the caller's tensor.
+    EXPECT_NE(got[4].data(), deviceInputs[0].data());
+  }
+  EXPECT_GE(device->calls["launch"], 2);
+  EXPECT_GE(device->calls["library"], 2);
+  EXPECT_EQ(device->calls["beginRun"], 2);
+  EXPECT_EQ(device->calls["toHost"], 0); // nothing read back outside check mode
+  EXPECT_FALSE(onDevice.executable->kernelBuilds().empty());
+  for (const auto& [name, build] : onDevice.executable->kernelBuilds())
+    EXPECT_EQ(build.resources, "sm_00, stand-in") << name;
+}
+
+TEST(DeviceBackend, CheckModeComparesOnHostCopies) {
+  auto device = std::make_shared<StandInDevice>();
+  CompileResult compiled = compileGraph(kGraph, "device.lir", options(device, true));
+  ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+  std::vector<Tensor> inputs =
+      toDevice(*device, {randomTensor(DType::F32, {4, 8}, 1), randomTensor(DType::F32, {8, 4}, 2),
+                         randomTensor(DType::F32, {4}, 3)});
+  compiled.executable->run(inputs);
+  EXPECT_GT(device->calls["toHost"], 0);
+  bool checked = false;
+  for (const auto& [name, stats] : compiled.executable->stats().kernels)
+    if (stats.implementation.starts_with("generated:") ||
+        stats.implementation.starts_with("library:")) {
+      EXPECT_LT(stats.maxAbsError, 1e-5) << name;
+      checked = true;
+    }
+  EXPECT_TRUE(checked);
+}
+
+TEST(DeviceBackend, HostElementAccessOfADeviceTensorIsRefused) {
+  StandInDevice device;
+  Tensor t = device.allocate(DType::F32, {2, 3});
+  try {
+    (void)t.at(0);
+    FAIL() << "read a device element on the host";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("f32[2,3] on cuda:0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(t.clone(), Error);
+}
+
+} // namespace
+} // namespace loupe::testing
