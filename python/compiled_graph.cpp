@@ -44,8 +44,7 @@ int cudaIndex(const std::string& device) {
 CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline,
                              bool check, PythonFallback fallback, Trace* trace, int64_t compileId,
                              const std::string& failureStatus, int injectFault,
-                             double statsIntervalS, const std::string& device,
-                             nb::object allocator)
+                             double statsIntervalS, const std::string& device, nb::object allocator)
     : trace_(trace), failureStatus_(failureStatus), check_(check) {
   if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
   CompileOptions options;
@@ -120,7 +119,7 @@ nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bo
     if (outputInputs[o] < 0)
       result.append(toTorch(outputs[o]));
     else // the caller's memory, borrowed: never handed out as is
-      result.append(inputsAsNone                ? nb::none()
+      result.append(inputsAsNone                  ? nb::none()
                     : outputs[o].device().isCpu() ? toTorch(outputs[o].clone())
                                                   : toTorch(executable.copyOf(outputs[o])));
   }
@@ -147,8 +146,8 @@ void bindCompiledGraph(nb::module_& m) {
            nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
            nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
            nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
-           nb::arg("inject_fault") = -1, nb::arg("stats_interval") = 5.0,
-           nb::arg("device") = "cpu", nb::arg("allocator").none() = nb::none(),
+           nb::arg("inject_fault") = -1, nb::arg("stats_interval") = 5.0, nb::arg("device") = "cpu",
+           nb::arg("allocator").none() = nb::none(),
            // The executable writes to the trace until it is destroyed.
            nb::keep_alive<1, 6>(),
            "Parses, verifies and compiles one graph and finishes its compile record in the "
@@ -162,7 +161,8 @@ void bindCompiledGraph(nb::module_& m) {
            "(then and on every later call, run included).")
       .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::arg("threads") = 0,
            nb::arg("inputs_as_none") = false, nb::arg("stream") = 0,
-           "Runs on CPU or CUDA tensors (or their DLPack capsules) in graph-input order, CUDA work on `stream` (a CUstream as an integer: torch's current stream), with at most "
+           "Runs on CPU or CUDA tensors (or their DLPack capsules) in graph-input order, CUDA work "
+           "on `stream` (a CUstream as an integer: torch's current stream), with at most "
            "`threads` BLAS threads (0: unchanged); returns the outputs as new tensors, "
            "which share memory with no input and no other output. With inputs_as_none, an "
            "output that is a graph input comes back as None instead of a copy (see "

@@ -90,9 +90,9 @@ nb::object toTorch(const Tensor& tensor) {
   nb::dlpack::dltensor& dl = exported->managed.dl_tensor;
   dl.data = tensor.data();
   Device device = tensor.device();
-  dl.device = device.isCpu() ? nb::dlpack::device{static_cast<int32_t>(nb::device::cpu::value), 0}
-                             : nb::dlpack::device{static_cast<int32_t>(nb::device::cuda::value),
-                                                  device.index};
+  dl.device = device.isCpu()
+                  ? nb::dlpack::device{static_cast<int32_t>(nb::device::cpu::value), 0}
+                  : nb::dlpack::device{static_cast<int32_t>(nb::device::cuda::value), device.index};
   dl.ndim = static_cast<int32_t>(tensor.rank());
   dl.dtype = toDLPack(tensor.dtype());
   dl.shape = const_cast<int64_t*>(exported->tensor.shape().data());

@@ -30,6 +30,9 @@ struct KernelStats {
   // Check mode only: against the reference implementation, over every call.
   double maxAbsError = 0;
   double maxRelError = 0; // |actual - expected| / max(|expected|, 1e-6)
+  // How the last timed call launched, where the device says (CUDA: the entry the launch planner
+  // chose for those tensors, with why, and its grid and block); empty on the host.
+  std::string launch;
 };
 
 struct ExecutionStats {

@@ -78,7 +78,16 @@ struct CudaBackend::Kernel {
   GeneratedCudaKernel generated;
   std::unique_ptr<CudaModule> module;
   std::vector<void*> functions; // per entry
+  CudaLaunch last;              // the last launch's plan (its args included)
 };
+
+namespace {
+
+std::string dims(const unsigned d[3]) {
+  return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
+}
+
+} // namespace
 
 struct CudaBackend::Copier {
   std::unique_ptr<CudaModule> module;
@@ -235,15 +244,20 @@ void CudaBackend::launch(size_t index, const KernelBinding& bound,
   if (plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0) return; // nothing to do
   const std::string& entry = kernel.generated.entries.at(plan.entry);
   auto what = [&] {
-    auto dims = [](const unsigned d[3]) {
-      return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) +
-             "]";
-    };
     return "kernel " + kernel.name + " (" + entry + "), grid " + dims(plan.grid) + ", block " +
            dims(plan.block);
   };
   cudaLaunch(kernel.functions.at(plan.entry), plan.grid, plan.block, plan.sharedBytes, stream_,
              plan.args.data(), plan.args.size() * sizeof(int64_t), what());
+  kernel.last = std::move(plan);
+}
+
+std::string CudaBackend::describeLastLaunch(size_t index) const {
+  const Kernel& kernel = kernels_.at(index);
+  const CudaLaunch& last = kernel.last;
+  if (last.args.empty()) return {};
+  return kernel.generated.entries.at(last.entry) + " grid " + dims(last.grid) + " block " +
+         dims(last.block) + ": " + last.why;
 }
 
 bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const {

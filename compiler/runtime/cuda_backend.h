@@ -48,6 +48,7 @@ public:
   std::map<std::string, KernelBuildRecord> buildKernels() override;
   void launch(size_t index, const KernelBinding& bound, const std::vector<const Tensor*>& inputs,
               const std::vector<Tensor*>& outputs) override;
+  std::string describeLastLaunch(size_t index) const override;
   bool hasLibraryKernel(const Node& node, std::string* whyNot) const override;
   void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
                         const std::vector<const Tensor*>& inputs,

@@ -55,6 +55,9 @@ public:
   virtual void launch(size_t index, const KernelBinding& bound,
                       const std::vector<const Tensor*>& inputs,
                       const std::vector<Tensor*>& outputs) = 0;
+  // How the index-th kernel's last launch went (the entry, grid and block), for the trace;
+  // asked on timed calls only, so it may build text.
+  virtual std::string describeLastLaunch(size_t) const { return {}; }
 
   // Library kernels (matmul): whether the backend has one for this node, and running it.
   virtual bool hasLibraryKernel(const Node& node, std::string* whyNot) const = 0;

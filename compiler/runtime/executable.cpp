@@ -519,6 +519,8 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
   }
   KernelStats& stats = *step.stats;
   stats.calls++;
+  if (timed && step.kind == StepKind::Generated && options_.device)
+    stats.launch = options_.device->describeLastLaunch(step.deviceKernel);
   if (timed) {
     stats.timedCalls++;
     stats.timedMs +=

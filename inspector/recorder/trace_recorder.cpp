@@ -214,12 +214,16 @@ void TraceRecorder::recordRunError(const std::exception& error) {
 
 void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
   std::vector<KernelStatsRecord> records;
-  for (const auto& [name, kernel] : stats.kernels)
+  for (const auto& [name, kernel] : stats.kernels) {
+    std::optional<std::string> launch;
+    if (!kernel.launch.empty()) launch = kernel.launch;
     records.push_back({.kernel = name,
                        .implementation = kernel.implementation,
                        .calls = kernel.calls,
                        .total_ms = kernel.totalMs,
-                       .scratch_bytes = kernel.scratchBytes});
+                       .scratch_bytes = kernel.scratchBytes,
+                       .launch = launch});
+  }
   try {
     writer_.recordKernelStats(compileId_, records);
   } catch (const std::exception& e) {

@@ -307,14 +307,15 @@ std::vector<RunErrorRecord> TraceReader::runErrors(int64_t compile_id) const {
 std::vector<KernelStatsRecord> TraceReader::kernelStats(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
-        SELECT kernel, implementation, calls, total_ms, scratch_bytes
+        SELECT kernel, implementation, calls, total_ms, scratch_bytes, launch
         FROM kernel_stats WHERE compile_id = ?1 ORDER BY total_ms DESC, kernel)sql",
       [](const SqliteQuery& row) {
         return KernelStatsRecord{.kernel = row.get<std::string>(0),
                                  .implementation = row.get<std::string>(1),
                                  .calls = row.get<int64_t>(2),
                                  .total_ms = row.get<double>(3),
-                                 .scratch_bytes = row.get<int64_t>(4)};
+                                 .scratch_bytes = row.get<int64_t>(4),
+                                 .launch = row.get<std::optional<std::string>>(5)};
       },
       compile_id);
 }

@@ -244,6 +244,7 @@ struct KernelStatsRecord {
   int64_t calls = 0;
   double total_ms = 0;
   int64_t scratch_bytes = 0; // the most a call allocated beyond the plan (workspaces, copies)
+  std::optional<std::string> launch{}; // the last timed launch on a device (entry, grid, block)
 
   bool operator==(const KernelStatsRecord&) const = default;
 };

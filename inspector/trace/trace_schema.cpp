@@ -301,8 +301,14 @@ constexpr const char* kVersion9 = R"sql(
 ALTER TABLE kernels ADD COLUMN resources TEXT;
 )sql";
 
+// Version 10: how a kernel's last timed call launched on its device (CUDA: the entry chosen for
+// those tensors, why, the grid and block).
+constexpr const char* kVersion10 = R"sql(
+ALTER TABLE kernel_stats ADD COLUMN launch TEXT;
+)sql";
+
 constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                    kVersion6, kVersion7, kVersion8, kVersion9};
+                                    kVersion6, kVersion7, kVersion8, kVersion9, kVersion10};
 
 } // namespace
 

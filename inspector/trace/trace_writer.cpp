@@ -307,9 +307,10 @@ void TraceWriter::recordKernelStats(int64_t compile_id,
     for (const KernelStatsRecord& k : kernels)
       db_->run(R"sql(
         INSERT OR REPLACE INTO kernel_stats (compile_id, kernel, implementation, calls, total_ms,
-                                             scratch_bytes)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
-               compile_id, k.kernel, k.implementation, k.calls, k.total_ms, k.scratch_bytes);
+                                             scratch_bytes, launch)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+               compile_id, k.kernel, k.implementation, k.calls, k.total_ms, k.scratch_bytes,
+               k.launch);
     transaction.commit();
   }
   checkpoint();

@@ -94,6 +94,7 @@ void printKernelTimes(const TraceReader& reader, int64_t compileId) {
                 fixed(k.calls ? k.total_ms / double(k.calls) : 0, 4).c_str());
     if (k.scratch_bytes > 0)
       std::printf("  scratch %lld B", static_cast<long long>(k.scratch_bytes));
+    if (k.launch) std::printf("  launch %s", k.launch->c_str());
     std::printf("\n");
   }
   if (stats.size() > kKernelsShown)
@@ -236,11 +237,13 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
                 k.resources ? nlohmann::ordered_json(*k.resources) : nlohmann::ordered_json()}});
       cj["kernel_stats"] = nlohmann::ordered_json::array();
       for (const KernelStatsRecord& k : reader.kernelStats(c.id))
-        cj["kernel_stats"].push_back({{"kernel", k.kernel},
-                                      {"implementation", k.implementation},
-                                      {"calls", k.calls},
-                                      {"total_ms", k.total_ms},
-                                      {"scratch_bytes", k.scratch_bytes}});
+        cj["kernel_stats"].push_back(
+            {{"kernel", k.kernel},
+             {"implementation", k.implementation},
+             {"calls", k.calls},
+             {"total_ms", k.total_ms},
+             {"scratch_bytes", k.scratch_bytes},
+             {"launch", k.launch ? nlohmann::ordered_json(*k.launch) : nlohmann::ordered_json()}});
       if (auto plan = reader.memoryPlan(c.id)) {
         nlohmann::ordered_json memory = {{"arena_bytes", plan->arena_bytes},
                                          {"peak_bytes", plan->peak_bytes},
