@@ -44,6 +44,8 @@ ALLOWED: dict[str, list[str]] = {
     "inspector/export": ["compiler/ir"],
     "inspector/diff": ["compiler/ir", "inspector/trace"],
     "inspector/bisect": COMPILER + ["passes", "driver", "inspector/trace", "inspector/recorder"],
+    # The reducer judges a candidate as the bisector judges a trial (its comparison, tolerance).
+    "inspector/reduce": COMPILER + ["passes", "driver", "inspector/bisect"],
     "gui/viewmodel": ["compiler/ir", "inspector/trace", "inspector/diff"],
     "gui/tools": COMPILER + ["inspector/trace"],
     "gui/app": ["compiler/ir", "inspector/trace", "inspector/diff", "gui/viewmodel"],

@@ -57,9 +57,10 @@ std::string shapeText(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-// Fills the trial's errors and verdict from the outputs.
-void compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
-             const Tolerance& tolerance, BisectTrial& trial) {
+} // namespace
+
+void compareOutputs(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
+                    const Tolerance& tolerance, BisectTrial& trial) {
   if (actual.size() != expected.size()) {
     trial.diverged = true;
     trial.error = std::to_string(actual.size()) + " outputs where the reference has " +
@@ -87,12 +88,14 @@ void compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expec
   }
 }
 
+namespace {
+
 class Search {
 public:
   Search(const Graph& graph, const std::vector<Tensor>& inputs,
          const std::vector<Tensor>& reference, const BisectOptions& options)
       : graph_(graph), inputs_(inputs), reference_(reference), options_(options),
-        tolerance_(options.tolerance.value_or(toleranceFor(reference))) {}
+        tolerance_(options.tolerance.value_or(defaultTolerance(reference))) {}
 
   BisectResult run() {
     size_t passes = options_.pipeline.size();
@@ -126,12 +129,6 @@ public:
   }
 
 private:
-  static Tolerance toleranceFor(const std::vector<Tensor>& reference) {
-    for (const Tensor& t : reference)
-      if (isFloating(t.dtype())) return defaultTolerance(t.dtype());
-    return defaultTolerance(DType::F32);
-  }
-
   static int log2Ceil(size_t n) {
     int steps = 0;
     while ((size_t(1) << steps) < n)
@@ -158,7 +155,7 @@ private:
     } else {
       if (phase == "full") result_.totalDecisions = int(compiled.decisions.size());
       try {
-        compare(compiled.result.executable->run(inputs_), reference_, tolerance_, t);
+        compareOutputs(compiled.result.executable->run(inputs_), reference_, tolerance_, t);
       } catch (const std::exception& e) {
         t.diverged = true;
         t.error = e.what();
@@ -233,6 +230,12 @@ Tolerance defaultTolerance(DType dtype) {
   if (dtype == DType::F16 || dtype == DType::BF16) return {1e-2, 1e-2};
   if (dtype == DType::F64) return {1e-7, 1e-7};
   return {};
+}
+
+Tolerance defaultTolerance(const std::vector<Tensor>& reference) {
+  for (const Tensor& t : reference)
+    if (isFloating(t.dtype())) return defaultTolerance(t.dtype());
+  return defaultTolerance(DType::F32);
 }
 
 BisectResult bisect(const Graph& graph, const std::vector<Tensor>& inputs,

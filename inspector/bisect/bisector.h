@@ -29,6 +29,8 @@ struct Tolerance {
 // Looser than torch.testing's float32 defaults (1.3e-6, 1e-5): compiled kernels reassociate sums
 // and bisection looks for miscompiles, not rounding. Half precision gets 1e-2 both.
 Tolerance defaultTolerance(DType dtype);
+// The default for a set of reference outputs: by the first floating one's dtype.
+Tolerance defaultTolerance(const std::vector<Tensor>& reference);
 
 // One compile-and-run of the search.
 struct BisectTrial {
@@ -74,6 +76,11 @@ struct BisectOptions {
 // a graph whose outputs do not match the reference in number or shape at no limit.
 BisectResult bisect(const Graph& graph, const std::vector<Tensor>& inputs,
                     const std::vector<Tensor>& reference, const BisectOptions& options);
+
+// Compares a trial's outputs with the reference: fills its largest errors and its verdict (a
+// different output count or shape is a divergence, with `error` saying so).
+void compareOutputs(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
+                    const Tolerance& tolerance, BisectTrial& trial);
 
 // The reference: `graph` run as written, with reference implementations (no passes).
 std::vector<Tensor> runReference(const Graph& graph, const std::vector<Tensor>& inputs,

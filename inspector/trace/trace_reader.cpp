@@ -407,6 +407,27 @@ std::vector<BisectionRow> TraceReader::bisections(std::optional<int64_t> compile
   return rows;
 }
 
+std::vector<ReductionRow> TraceReader::reductions(std::optional<int64_t> compile_id) const {
+  return selectAll(
+      *db_, R"sql(
+        SELECT id, compile_id, started_at, original_nodes, reduced_nodes, trials, wall_ms,
+               budget_exhausted, reduced_lir, command
+        FROM reductions WHERE ?1 IS NULL OR compile_id = ?1 ORDER BY id)sql",
+      [](const SqliteQuery& row) {
+        return ReductionRow{.id = row.get<int64_t>(0),
+                            .compile_id = row.get<int64_t>(1),
+                            .reduction = {.started_at = row.get<std::string>(2),
+                                          .original_nodes = row.get<int64_t>(3),
+                                          .reduced_nodes = row.get<int64_t>(4),
+                                          .trials = row.get<int>(5),
+                                          .wall_ms = row.get<double>(6),
+                                          .budget_exhausted = row.get<bool>(7),
+                                          .reduced_lir = row.get<std::string>(8),
+                                          .command = row.get<std::string>(9)}};
+      },
+      compile_id);
+}
+
 std::vector<WarningRecord> TraceReader::warnings(int64_t run_id) const {
   return selectAll(
       *db_, "SELECT compile_id, message, created_at FROM warnings WHERE run_id = ?1 ORDER BY id",

@@ -78,6 +78,8 @@ public:
 
   // Bisections of one compile, or of every compile; in the order they were recorded.
   std::vector<BisectionRow> bisections(std::optional<int64_t> compile_id = std::nullopt) const;
+  // Reductions of one compile, or of every compile; in the order they were recorded.
+  std::vector<ReductionRow> reductions(std::optional<int64_t> compile_id = std::nullopt) const;
 
   std::vector<GraphBreakRecord> graphBreaks(int64_t run_id) const;
   std::vector<GuardRecord> guards(int64_t compile_id) const;

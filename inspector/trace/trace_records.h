@@ -296,6 +296,20 @@ struct BisectionRecord {
   bool operator==(const BisectionRecord&) const = default;
 };
 
+// A diverging compile shrunk to a smaller graph that still diverges (`loupe reduce`).
+struct ReductionRecord {
+  std::string started_at{}; // empty: the writer stamps the time of recording
+  int64_t original_nodes = 0;
+  int64_t reduced_nodes = 0;
+  int trials = 0;
+  double wall_ms = 0;
+  bool budget_exhausted = false; // stopped at the time budget, not at a minimum
+  std::string reduced_lir{};     // the smaller graph, as written to reduced.lir
+  std::string command{};         // the `loupe run` command that reproduces the divergence
+
+  bool operator==(const ReductionRecord&) const = default;
+};
+
 // Rows as the reader returns them, with the ids the writer assigned.
 
 struct RunRow {
@@ -320,6 +334,14 @@ struct DecisionRow {
   int64_t id = 0;
   int64_t pass_id = 0;
   DecisionRecord decision{};
+};
+
+struct ReductionRow {
+  int64_t id = 0;
+  int64_t compile_id = 0;
+  ReductionRecord reduction{};
+
+  bool operator==(const ReductionRow&) const = default;
 };
 
 struct BisectionRow {

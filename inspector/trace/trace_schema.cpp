@@ -307,8 +307,27 @@ constexpr const char* kVersion10 = R"sql(
 ALTER TABLE kernel_stats ADD COLUMN launch TEXT;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                    kVersion6, kVersion7, kVersion8, kVersion9, kVersion10};
+// Version 11: reductions (`loupe reduce`): a diverging compile shrunk to a smaller graph that
+// still diverges, with the command that reproduces it.
+constexpr const char* kVersion11 = R"sql(
+CREATE TABLE reductions (
+  id INTEGER PRIMARY KEY,
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  started_at TEXT NOT NULL,
+  original_nodes INTEGER NOT NULL,
+  reduced_nodes INTEGER NOT NULL,
+  trials INTEGER NOT NULL,
+  wall_ms REAL NOT NULL,
+  budget_exhausted INTEGER NOT NULL,
+  reduced_lir TEXT NOT NULL,
+  command TEXT NOT NULL
+);
+CREATE INDEX reductions_by_compile ON reductions (compile_id);
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2,  kVersion3, kVersion4,
+                                    kVersion5, kVersion6,  kVersion7, kVersion8,
+                                    kVersion9, kVersion10, kVersion11};
 
 } // namespace
 

@@ -354,6 +354,17 @@ int64_t TraceWriter::recordBisection(int64_t compile_id, const BisectionRecord& 
   return bisection_id;
 }
 
+int64_t TraceWriter::recordReduction(int64_t compile_id, const ReductionRecord& reduction) {
+  std::lock_guard lock(*mutex_);
+  return db_->insert(R"sql(
+    INSERT INTO reductions (compile_id, started_at, original_nodes, reduced_nodes, trials, wall_ms,
+                            budget_exhausted, reduced_lir, command)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql",
+                     compile_id, timestampOrNow(reduction.started_at), reduction.original_nodes,
+                     reduction.reduced_nodes, reduction.trials, reduction.wall_ms,
+                     reduction.budget_exhausted, reduction.reduced_lir, reduction.command);
+}
+
 void TraceWriter::recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break) {
   std::lock_guard lock(*mutex_);
   db_->run(R"sql(

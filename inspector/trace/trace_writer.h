@@ -68,6 +68,8 @@ public:
 
   // A bisection of the compile and its steps, in one transaction.
   int64_t recordBisection(int64_t compile_id, const BisectionRecord& bisection);
+  // A reduction of the compile (`loupe reduce`).
+  int64_t recordReduction(int64_t compile_id, const ReductionRecord& reduction);
 
   void recordGraphBreak(int64_t run_id, const GraphBreakRecord& graph_break);
   void recordGuard(int64_t compile_id, const GuardRecord& guard);

@@ -9,15 +9,13 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ops/verifier.h"
-#include "driver/compile_graph.h"
 #include "inspector/bisect/bisection_json.h"
 #include "inspector/bisect/bisection_record.h"
 #include "inspector/bisect/bisector.h"
-#include "inspector/recorder/run_info.h"
-#include "inspector/recorder/trace_recorder.h"
 #include "inspector/trace/trace_writer.h"
 #include "passes/pipeline.h"
 #include "tools/loupe/commands.h"
+#include "tools/loupe/compile_record.h"
 #include "tools/loupe/graph_inputs.h"
 
 namespace loupe::cli {
@@ -51,17 +49,9 @@ void reportProgress(const BisectTrial& trial, int done, int estimated) {
 void recordInTrace(const BisectCliOptions& options, const Graph& graph,
                    const loupe::BisectOptions& bisectOptions, const BisectionRecord& record) {
   TraceWriter writer(options.trace);
-  int64_t runId = writer.beginRun(thisProcessRun("loupe bisect " + options.file));
-  CompileInfo compile;
-  compile.frame_name = graph.name();
-  compile.frame_file = options.file;
-  int64_t compileId = writer.beginCompile(runId, compile);
-  TraceRecorder recorder(writer, compileId);
-  CompileOptions compileOptions;
-  compileOptions.pipeline = bisectOptions.pipeline;
-  compileOptions.pipelineOptions = bisectOptions.pipelineOptions;
-  compileOptions.instrumentation = {&recorder};
-  recorder.finishCompile(compileGraph(graph.clone(), compileOptions), "error");
+  int64_t compileId =
+      recordGraphCompile(writer, "loupe bisect " + options.file, options.file, graph,
+                         bisectOptions.pipeline, bisectOptions.pipelineOptions);
   writer.recordBisection(compileId, record);
   std::cerr << "trace: " << options.trace << " (compile " << compileId << ")\n";
 }

@@ -1,5 +1,7 @@
 // `loupe run`: compile a .lir graph with the pipeline and execute it on the CPU, on inputs
-// read from .npy files or generated at random; optionally in check mode and recorded in a trace.
+// read from .npy files or generated at random; optionally in check mode, compared with the graph
+// run as written (--compare: how `loupe reduce`'s command shows its divergence), and recorded in
+// a trace.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "compiler/runtime/executable.h"
 #include "compiler/runtime/npy.h"
 #include "driver/compile_graph.h"
+#include "inspector/bisect/bisector.h"
 #include "inspector/recorder/run_info.h"
 #include "inspector/recorder/trace_recorder.h"
 #include "inspector/trace/trace_writer.h"
@@ -70,6 +73,7 @@ int runRun(const RunOptions& options) {
     compileOptions.pipeline = options.pipeline.empty() ? defaultPipeline() : options.pipeline;
   if (recorder) compileOptions.instrumentation = {recorder.get()};
   compileOptions.buildExecutable = true;
+  compileOptions.pipelineOptions.injectFaultAt = options.injectFault;
   compileOptions.executable.check = options.check;
   compileOptions.executable.instrumentation = recorder.get(); // the run's memory, kernel stats
   CompileResult compiled = compileGraph(graph.clone(), compileOptions);
@@ -105,6 +109,24 @@ int runRun(const RunOptions& options) {
       std::cout << "wrote " << path << "\n";
     }
   }
+  int status = 0;
+  if (options.compare) {
+    // Judged as a bisection trial is: the same comparison and default tolerance.
+    std::vector<Tensor> reference = runReference(graph, inputs);
+    Tolerance tolerance = defaultTolerance(reference);
+    tolerance.rtol = options.rtol.value_or(tolerance.rtol);
+    tolerance.atol = options.atol.value_or(tolerance.atol);
+    BisectTrial trial;
+    compareOutputs(outputs, reference, tolerance, trial);
+    char errors[128];
+    std::snprintf(errors, sizeof errors, "max abs error %.3g, max rel error %.3g, rtol %g, atol %g",
+                  trial.maxAbsError, trial.maxRelError, tolerance.rtol, tolerance.atol);
+    std::string detail = trial.error.empty() ? errors : trial.error;
+    std::cout << (trial.diverged ? "divergence: the compiled results differ from the reference ("
+                                 : "no divergence: the compiled results match the reference (")
+              << detail << ")\n";
+    status = trial.diverged ? 1 : 0;
+  }
   if (recorder) {
     if (options.check && !options.noCompile)
       for (const auto& [name, s] : executable.stats().kernels)
@@ -113,7 +135,7 @@ int runRun(const RunOptions& options) {
     recorder->finishCompile(compiled, "error");
     std::cout << "trace: " << options.trace << " (compile " << recorder->compileId() << ")\n";
   }
-  return 0;
+  return status;
 }
 
 } // namespace loupe::cli

@@ -36,7 +36,12 @@ struct RunOptions {
   bool check = false;                // check mode: every kernel against the reference
   std::string trace;                 // record the compile (and check results) into this trace
   std::vector<std::string> symbols;  // s0=8 bindings for random inputs with symbolic dims
+  int injectFault = -1;              // testing aid: miscompile after this decision
+  bool compare = false;              // also run the graph as written; differing outputs: exit 1
+  std::optional<double> rtol;        // for compare; default by the outputs' dtype (docs/bisect.md)
+  std::optional<double> atol;
 };
+// With compare: exit status 1 when the compiled outputs differ from the reference.
 int runRun(const RunOptions& options);
 
 struct BisectCliOptions {
@@ -53,6 +58,23 @@ struct BisectCliOptions {
 };
 // Exit status 0: no divergence; 1: a culprit was found; 2: usage error or failure.
 int runBisect(const BisectCliOptions& options);
+
+struct ReduceCliOptions {
+  std::string file;                // .lir, or a trace (.db) with compile
+  std::optional<int64_t> compile;  // in a trace: the compile whose graph is reduced
+  std::vector<std::string> inputs; // as for run
+  uint64_t seed = 0;
+  std::vector<std::string> symbols;
+  std::vector<std::string> pipeline; // default: the default pipeline (a trace: the compile's)
+  int injectFault = -1;              // default in a trace: its last bisection's fault
+  std::optional<double> rtol;
+  std::optional<double> atol;
+  std::string outDir = "reduced"; // reduced.lir, input_K.npy
+  double budget = 180;            // seconds
+  std::string trace;              // record the reduction here
+};
+// Exit status 0: no divergence (nothing reduced); 1: reduced; 2: usage error or failure.
+int runReduce(const ReduceCliOptions& options);
 
 struct DiffOptions {
   std::vector<std::string> traces; // one trace, or two (A's compiles from the first)

@@ -90,6 +90,15 @@ int main(int argc, char** argv) {
                    "Check mode: compare every kernel with the reference; report the error");
   runCmd->add_option("--trace", run.trace,
                      "Record the compile (and check-mode errors) into this trace file");
+  runCmd
+      ->add_option("--inject-fault", run.injectFault,
+                   "Testing aid: miscompile the graph after decision N (see docs/bisect.md)")
+      ->check(CLI::PositiveNumber);
+  runCmd->add_flag("--compare", run.compare,
+                   "Also run the graph as written (reference implementations) and compare the "
+                   "outputs; exit 1 when they differ beyond tolerance");
+  runCmd->add_option("--rtol", run.rtol, "With --compare: relative tolerance (default by dtype)");
+  runCmd->add_option("--atol", run.atol, "With --compare: absolute tolerance (default by dtype)");
 
   BisectCliOptions bisect;
   auto* bisectCmd = app.add_subcommand(
@@ -113,6 +122,41 @@ int main(int argc, char** argv) {
   bisectCmd->add_option("--atol", bisect.atol, "Absolute tolerance (default by dtype)");
   bisectCmd->add_option("--trace", bisect.trace, "Record the compile and the bisection here");
   bisectCmd->add_flag("--json", bisect.json, "Print the result as one JSON document");
+
+  ReduceCliOptions reduce;
+  auto* reduceCmd = app.add_subcommand(
+      "reduce", "Shrink a graph whose compiled results differ from the reference to a small graph "
+                "that still differs; write it with its inputs and print the `loupe run` command "
+                "that reproduces it (exit 0: no divergence, 1: reduced, 2: error)");
+  reduceCmd
+      ->add_option("file", reduce.file,
+                   "Graph file (.lir; the first graph in it), or a trace (.db) with --compile")
+      ->required();
+  reduceCmd->add_option("--compile", reduce.compile,
+                        "In a trace: the compile whose graph is reduced (its pipeline, and the "
+                        "fault of its last bisection, unless given)");
+  reduceCmd->add_option("-i,--input", reduce.inputs,
+                        "Input as NAME=FILE.npy or FILE.npy; missing inputs are random");
+  reduceCmd->add_option("--seed", reduce.seed, "Seed for random inputs (default 0)");
+  reduceCmd->add_option("--symbol", reduce.symbols, "Bind a symbolic dim: s0=8 (repeatable)");
+  reduceCmd
+      ->add_option("--pipeline", reduce.pipeline,
+                   "Passes, comma-separated (default: the default pipeline)")
+      ->delimiter(',');
+  reduceCmd
+      ->add_option("--inject-fault", reduce.injectFault,
+                   "Testing aid: miscompile the graph after decision N (see docs/bisect.md)")
+      ->check(CLI::PositiveNumber);
+  reduceCmd->add_option("--rtol", reduce.rtol, "Relative tolerance (default by dtype)");
+  reduceCmd->add_option("--atol", reduce.atol, "Absolute tolerance (default by dtype)");
+  reduceCmd->add_option("--out", reduce.outDir,
+                        "Write reduced.lir and input_K.npy here (default: reduced)");
+  reduceCmd
+      ->add_option("--budget", reduce.budget,
+                   "Seconds to search; then the smallest diverging graph found is written "
+                   "(default 180)")
+      ->check(CLI::PositiveNumber);
+  reduceCmd->add_option("--trace", reduce.trace, "Record the reduction in this trace");
 
   DiffOptions diff;
   auto* diffCmd = app.add_subcommand(
@@ -185,6 +229,7 @@ int main(int argc, char** argv) {
     if (*runCmd) return runRun(run);
     if (*diffCmd) return runDiff(diff);
     if (*bisectCmd) return runBisect(bisect);
+    if (*reduceCmd) return runReduce(reduce);
     if (*cacheCmd) return runCache(cache);
   } catch (const loupe::TraceError& e) {
     printError(e.what());

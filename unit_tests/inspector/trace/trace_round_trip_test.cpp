@@ -407,6 +407,32 @@ TEST(TraceRoundTrip, BisectionAndItsStepsReadBackEqual) {
   EXPECT_EQ(queryInt(path, "SELECT count(*) FROM bisection_steps WHERE diverged = 1"), 2);
 }
 
+TEST(TraceRoundTrip, ReductionsComeBackAsWritten) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  ReductionRecord reduction{.started_at = "2024-05-01T10:00:00.000Z",
+                            .original_nodes = 37,
+                            .reduced_nodes = 2,
+                            .trials = 14,
+                            .wall_ms = 9000.5,
+                            .budget_exhausted = true,
+                            .reduced_lir = "graph @g() -> () {\n  return\n}\n",
+                            .command = "loupe run out/reduced.lir -i out/input_0.npy --compare"};
+  int64_t compile_id;
+  {
+    TraceWriter writer(path);
+    compile_id = writer.beginCompile(writer.beginRun(sampleRun("host-a")), sampleCompile("0/0"));
+    writer.recordReduction(compile_id, reduction);
+  }
+  TraceReader reader(path);
+  std::vector<ReductionRow> rows = reader.reductions(compile_id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].compile_id, compile_id);
+  EXPECT_EQ(rows[0].reduction, reduction);
+  EXPECT_EQ(reader.reductions(), rows);
+  EXPECT_TRUE(reader.reductions(compile_id + 1).empty());
+}
+
 TEST(TraceRoundTrip, WriterRefusesRecordsOutsideTheSchema) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");

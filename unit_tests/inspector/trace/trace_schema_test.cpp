@@ -64,6 +64,7 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
       writer.recordBisection(1, {.status = "culprit_decision", .decision_ordinal = 1});
       writer.recordKernelStats(1, {{.kernel = "k0", .calls = 2, .total_ms = 1}});
       writer.recordMemoryLayout(1, {.bindings = {{"s0", 4}}, .peak_bytes = 64});
+      writer.recordReduction(1, {.original_nodes = 30, .reduced_nodes = 2, .command = "loupe run"});
     }
     EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
 
@@ -83,6 +84,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     EXPECT_EQ(reader.bisections(1)[0].bisection.decision_ordinal, 1);
     EXPECT_EQ(reader.kernelStats(1).at(0).calls, 2);
     EXPECT_EQ(reader.memoryLayouts(1).at(0).peak_bytes, 64);
+    ASSERT_EQ(reader.reductions(1).size(), 1u);
+    EXPECT_EQ(reader.reductions(1)[0].reduction.reduced_nodes, 2);
   }
 }
 
