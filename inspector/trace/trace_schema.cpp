@@ -301,8 +301,16 @@ constexpr const char* kVersion9 = R"sql(
 ALTER TABLE kernels ADD COLUMN resources TEXT;
 )sql";
 
+// Version 10: a run's place in a torch.distributed job (rank, world size, the process group's
+// backend), so the traces of one job's ranks can be compared (`loupe diff --ranks`).
+constexpr const char* kVersion10 = R"sql(
+ALTER TABLE runs ADD COLUMN rank INTEGER;
+ALTER TABLE runs ADD COLUMN world_size INTEGER;
+ALTER TABLE runs ADD COLUMN process_group_backend TEXT;
+)sql";
+
 constexpr std::array kMigrations = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                    kVersion6, kVersion7, kVersion8, kVersion9};
+                                    kVersion6, kVersion7, kVersion8, kVersion9, kVersion10};
 
 } // namespace
 
