@@ -21,8 +21,14 @@ std::vector<StackFrame> toStack(const std::vector<PyFrame>& frames) {
 } // namespace
 
 int64_t Trace::beginRun(const std::string& command, const std::string& torchVersion,
-                        const std::string& optionsJson) {
-  return writer_.beginRun(thisProcessRun(command, torchVersion, optionsJson));
+                        const std::string& optionsJson, std::optional<int64_t> rank,
+                        std::optional<int64_t> worldSize,
+                        std::optional<std::string> processGroupBackend) {
+  RunInfo run = thisProcessRun(command, torchVersion, optionsJson);
+  run.rank = rank;
+  run.world_size = worldSize;
+  run.process_group_backend = std::move(processGroupBackend);
+  return writer_.beginRun(run);
 }
 
 void Trace::finishCompile(int64_t compileId, const std::string& status,
@@ -81,7 +87,8 @@ void bindTrace(nb::module_& m) {
       .def(nb::init<const std::string&>(), nb::arg("path"))
       .def_prop_ro("path", &Trace::path)
       .def("begin_run", &Trace::beginRun, nb::arg("command"), nb::arg("torch_version"),
-           nb::arg("options_json") = "{}")
+           nb::arg("options_json") = "{}", nb::arg("rank") = nb::none(),
+           nb::arg("world_size") = nb::none(), nb::arg("process_group_backend") = nb::none())
       .def("begin_compile", &Trace::beginCompile, nb::arg("run_id"), nb::arg("compile"))
       .def("finish_compile", &Trace::finishCompile, nb::arg("compile_id"), nb::arg("status"),
            nb::arg("message") = nb::none(), nb::arg("failed_pass") = nb::none(),

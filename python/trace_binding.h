@@ -25,8 +25,12 @@ class Trace {
 public:
   explicit Trace(const std::string& path) : writer_(path) {}
 
+  // rank, worldSize and processGroupBackend: the process's place in a torch.distributed job,
+  // when the adapter knows it (traces.py).
   int64_t beginRun(const std::string& command, const std::string& torchVersion,
-                   const std::string& optionsJson);
+                   const std::string& optionsJson, std::optional<int64_t> rank = std::nullopt,
+                   std::optional<int64_t> worldSize = std::nullopt,
+                   std::optional<std::string> processGroupBackend = std::nullopt);
   int64_t beginCompile(int64_t runId, const CompileInfo& compile) {
     return writer_.beginCompile(runId, compile);
   }

@@ -72,6 +72,23 @@ Json reportJson(const DiffReport& report, size_t limit) {
   return j;
 }
 
+// The numbered findings, at most `limit`, and how many more there are.
+void printFindings(const std::vector<const Finding*>& findings, std::ostream& os,
+                   const TextReportOptions& options) {
+  Style style(options.color);
+  size_t count = shown(findings.size(), options.limit);
+  for (size_t i = 0; i < count; ++i) {
+    const Finding& f = *findings[i];
+    os << (i + 1) << ". " << style.kind << f.kind << style.reset;
+    if (f.source) os << "  " << style.source << sourceText(*f.source) << style.reset;
+    if (!f.pass.empty()) os << "  " << style.dim << "[" << f.pass << "]" << style.reset;
+    os << "\n   " << f.message << "\n";
+  }
+  if (count < findings.size())
+    os << style.dim << "(" << findings.size() - count << " more findings; --limit 0 shows all)"
+       << style.reset << "\n";
+}
+
 } // namespace
 
 void printTextReport(const DiffReport& report, std::ostream& os, const TextReportOptions& options) {
@@ -81,17 +98,50 @@ void printTextReport(const DiffReport& report, std::ostream& os, const TextRepor
   if (report.same)
     os << style.good << "no differences beyond shapes" << style.reset
        << (report.findings.empty() ? "" : "; why it recompiled:") << "\n";
-  size_t count = shown(report.findings.size(), options.limit);
-  for (size_t i = 0; i < count; ++i) {
-    const Finding& f = report.findings[i];
-    os << (i + 1) << ". " << style.kind << f.kind << style.reset;
-    if (f.source) os << "  " << style.source << sourceText(*f.source) << style.reset;
-    if (!f.pass.empty()) os << "  " << style.dim << "[" << f.pass << "]" << style.reset;
-    os << "\n   " << f.message << "\n";
+  std::vector<const Finding*> findings;
+  for (const Finding& f : report.findings)
+    findings.push_back(&f);
+  printFindings(findings, os, options);
+}
+
+void printRankReport(const RankReport& report, std::ostream& os, const TextReportOptions& options) {
+  Style style(options.color);
+  for (const RankRun& r : report.ranks) {
+    os << "rank " << r.rank;
+    if (r.worldSize) os << " of " << *r.worldSize;
+    if (r.backend) os << " (" << *r.backend << ")";
+    os << ": " << r.trace->path() << ", run " << r.runId << "\n";
   }
-  if (count < report.findings.size())
-    os << style.dim << "(" << report.findings.size() - count
-       << " more findings; --limit 0 shows all)" << style.reset << "\n";
+  if (report.same)
+    os << style.good << "the ranks compiled the same graphs up to shapes" << style.reset
+       << (report.findings.empty() ? "" : "; notes:") << "\n";
+  std::vector<const Finding*> findings;
+  for (const RankFinding& f : report.findings)
+    findings.push_back(&f.finding);
+  printFindings(findings, os, options);
+}
+
+std::string jsonRankReport(const RankReport& report, size_t limit) {
+  Json j;
+  j["ranks"] = Json::array();
+  for (const RankRun& r : report.ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"world_size", r.worldSize ? Json(*r.worldSize) : Json(nullptr)},
+                          {"backend", r.backend ? Json(*r.backend) : Json(nullptr)},
+                          {"trace", r.trace->path()},
+                          {"run", r.runId}});
+  j["same"] = report.same;
+  j["findings"] = Json::array();
+  for (size_t i = 0; i < shown(report.findings.size(), limit); ++i) {
+    const RankFinding& f = report.findings[i];
+    Json finding = findingJson(f.finding);
+    finding["ranks"] = f.ranks;
+    finding["frame"] = f.frame;
+    finding["compile_id"] = f.compileId;
+    finding["graph_kind"] = f.graphKind;
+    j["findings"].push_back(std::move(finding));
+  }
+  return j.dump(2);
 }
 
 std::string jsonReport(const DiffReport& report, size_t limit) {

@@ -4,7 +4,10 @@
 //    "findings": [{"kind", "severity", "score", "pass", "nodes": [{"op", "a", "b", "shape_a",
 //    "shape_b"}],
 //                  "source": {"file", "line", "module"} | null, "message"}]}
-// and several comparisons are {"same": bool, "diffs": [<one comparison>, ...]}.
+// and several comparisons are {"same": bool, "diffs": [<one comparison>, ...]}. A comparison of
+// ranks (rank_diff.h) is
+//   {"ranks": [{"rank", "world_size", "backend", "trace", "run"}], "same": bool,
+//    "findings": [{<a finding as above>, "ranks": [int], "frame", "compile_id", "graph_kind"}]}
 #pragma once
 
 #include <cstddef>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "inspector/diff/compile_diff.h"
+#include "inspector/diff/rank_diff.h"
 
 namespace loupe::diff {
 
@@ -27,5 +31,8 @@ void printTextReport(const DiffReport& report, std::ostream& os, const TextRepor
 std::string jsonReport(const DiffReport& report, size_t limit = 0);
 // Several comparisons as {"same", "diffs"}.
 std::string jsonReports(const std::vector<DiffReport>& reports, size_t limit = 0);
+
+void printRankReport(const RankReport& report, std::ostream& os, const TextReportOptions& options);
+std::string jsonRankReport(const RankReport& report, size_t limit = 0);
 
 } // namespace loupe::diff

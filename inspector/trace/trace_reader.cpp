@@ -90,19 +90,24 @@ const std::string& TraceReader::path() const {
 }
 
 std::vector<RunRow> TraceReader::runs() const {
-  return selectAll(*db_, R"sql(
-    SELECT id, started_at, pid, host, command, torch_version, loupe_version, options
+  return selectAll(
+      *db_, R"sql(
+    SELECT id, started_at, pid, host, command, torch_version, loupe_version, options, rank,
+           world_size, process_group_backend
     FROM runs ORDER BY id)sql",
-                   [](const SqliteQuery& row) {
-                     return RunRow{.id = row.get<int64_t>(0),
-                                   .info = {.started_at = row.get<std::string>(1),
-                                            .pid = row.get<int64_t>(2),
-                                            .host = row.get<std::string>(3),
-                                            .command = row.get<std::string>(4),
-                                            .torch_version = row.get<std::string>(5),
-                                            .loupe_version = row.get<std::string>(6),
-                                            .options_json = row.get<std::string>(7)}};
-                   });
+      [](const SqliteQuery& row) {
+        return RunRow{.id = row.get<int64_t>(0),
+                      .info = {.started_at = row.get<std::string>(1),
+                               .pid = row.get<int64_t>(2),
+                               .host = row.get<std::string>(3),
+                               .command = row.get<std::string>(4),
+                               .torch_version = row.get<std::string>(5),
+                               .loupe_version = row.get<std::string>(6),
+                               .options_json = row.get<std::string>(7),
+                               .rank = row.get<std::optional<int64_t>>(8),
+                               .world_size = row.get<std::optional<int64_t>>(9),
+                               .process_group_backend = row.get<std::optional<std::string>>(10)}};
+      });
 }
 
 std::vector<CompileRow> TraceReader::compiles(std::optional<int64_t> run_id) const {

@@ -34,6 +34,11 @@ struct RunInfo {
   std::string torch_version{};
   std::string loupe_version{};
   std::string options_json = "{}"; // the backend options; must be valid JSON
+  // Where the process sat in a torch.distributed job, when it was one (docs/trace-schema.md
+  // says what the Python adapter records and when); all absent otherwise.
+  std::optional<int64_t> rank{};
+  std::optional<int64_t> world_size{};
+  std::optional<std::string> process_group_backend{}; // "gloo", "nccl"; absent: no group
 
   bool operator==(const RunInfo&) const = default;
 };

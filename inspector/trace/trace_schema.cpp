@@ -325,9 +325,17 @@ CREATE TABLE reductions (
 CREATE INDEX reductions_by_compile ON reductions (compile_id);
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2,  kVersion3, kVersion4,
-                                    kVersion5, kVersion6,  kVersion7, kVersion8,
-                                    kVersion9, kVersion10, kVersion11};
+// Version 12: a run's place in a torch.distributed job (rank, world size, the process group's
+// backend), so the traces of one job's ranks can be compared (`loupe diff --ranks`).
+constexpr const char* kVersion12 = R"sql(
+ALTER TABLE runs ADD COLUMN rank INTEGER;
+ALTER TABLE runs ADD COLUMN world_size INTEGER;
+ALTER TABLE runs ADD COLUMN process_group_backend TEXT;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1, kVersion2,  kVersion3,  kVersion4,
+                                    kVersion5, kVersion6,  kVersion7,  kVersion8,
+                                    kVersion9, kVersion10, kVersion11, kVersion12};
 
 } // namespace
 

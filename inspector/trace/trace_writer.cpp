@@ -150,10 +150,12 @@ int64_t TraceWriter::beginRun(const RunInfo& run) {
   std::lock_guard lock(*mutex_);
   requireJson(*db_, "run options", run.options_json);
   return db_->insert(R"sql(
-    INSERT INTO runs (started_at, pid, host, command, torch_version, loupe_version, options)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+    INSERT INTO runs (started_at, pid, host, command, torch_version, loupe_version, options,
+                      rank, world_size, process_group_backend)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql",
                      timestampOrNow(run.started_at), run.pid, run.host, run.command,
-                     run.torch_version, run.loupe_version, run.options_json);
+                     run.torch_version, run.loupe_version, run.options_json, run.rank,
+                     run.world_size, run.process_group_backend);
 }
 
 int64_t TraceWriter::beginCompile(int64_t run_id, const CompileInfo& compile) {

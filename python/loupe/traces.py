@@ -24,11 +24,31 @@ _traces: dict[str, tuple[_C.Trace, int]] = {}  # path -> (writer, this process's
 _default_trace_path: str | None = None
 
 
+def distributed_place() -> tuple[int | None, int | None, str | None]:
+    """This process's rank, world size and process group backend in a torch.distributed job.
+    With the default group initialised, what torch.distributed says; before that (or without
+    it), the RANK and WORLD_SIZE that torchrun hands every process, with no backend; otherwise
+    nothing."""
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size(), str(dist.get_backend())
+    rank, world_size = os.environ.get("RANK", ""), os.environ.get("WORLD_SIZE", "")
+    if rank.isdigit() and world_size.isdigit():
+        return int(rank), int(world_size), None
+    return None, None, None
+
+
 def default_trace_path() -> str:
     global _default_trace_path
     if _default_trace_path is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = Path("loupe_traces") / f"loupe-{stamp}-{os.getpid()}.db"
+        rank = distributed_place()[0]
+        name = (
+            f"loupe-{stamp}-{os.getpid()}"
+            if rank is None
+            else f"loupe-{stamp}-rank{rank}-{os.getpid()}"
+        )
+        path = Path("loupe_traces") / f"{name}.db"
         path.parent.mkdir(parents=True, exist_ok=True)
         _default_trace_path = str(path)
         print(f"loupe: recording into {_default_trace_path}", file=sys.stderr)
@@ -46,7 +66,15 @@ def open_trace(config: Config) -> tuple[_C.Trace, int]:
     if path not in _traces:
         trace = _C.Trace(path)
         options = json.dumps(config.__dict__)
-        run_id = trace.begin_run(" ".join(sys.argv) or "python", torch.__version__, options)
+        rank, world_size, backend = distributed_place()
+        run_id = trace.begin_run(
+            " ".join(sys.argv) or "python",
+            torch.__version__,
+            options,
+            rank=rank,
+            world_size=world_size,
+            process_group_backend=backend,
+        )
         _traces[path] = (trace, run_id)
     return _traces[path]
 

@@ -1,11 +1,12 @@
 // `loupe diff`: compares compiles of one frame (docs/differ.md, "CLI"). It picks the pairs (the
 // recompiles of a trace, two selectors, two traces, or one compile around a pass), runs the
-// differ on each and renders the ranked findings as text or JSON. Exit codes: 0 the compiles
-// differ only in shapes, 1 they differ, 2 an error or wrong usage.
+// differ on each and renders the ranked findings as text or JSON; or, given the traces of a
+// distributed job's ranks, compares the ranks (docs/differ.md, "Ranks"). Exit codes: 0 the
+// compiles differ only in shapes, 1 they differ, 2 an error or wrong usage.
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
-#include <memory>
 #include <unistd.h>
 
 #include "compiler/ir/error.h"
@@ -127,21 +128,79 @@ int render(const std::vector<DiffReport>& reports, bool several, const DiffOptio
   return same ? 0 : 1;
 }
 
+// The trace files named, a folder standing for the .db files in it (in name order).
+std::vector<std::string> expandFolders(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    if (!fs::is_directory(path)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::string> inFolder;
+    for (const fs::directory_entry& entry : fs::directory_iterator(path))
+      if (entry.is_regular_file() && entry.path().extension() == ".db")
+        inFolder.push_back(entry.path().string());
+    if (inFolder.empty()) throw Error("usage", "no trace (.db) in folder " + path);
+    std::sort(inFolder.begin(), inFolder.end());
+    files.insert(files.end(), inFolder.begin(), inFolder.end());
+  }
+  return files;
+}
+
+// Ranks are compared when asked, when a folder or more than two traces are given, or when two
+// traces with nothing selected in them were written by different ranks.
+bool comparesRanks(const DiffOptions& options, const std::vector<const TraceReader*>& traces) {
+  if (options.ranks || traces.size() > 2) return true;
+  if (std::any_of(options.traces.begin(), options.traces.end(),
+                  [](const std::string& p) { return std::filesystem::is_directory(p); }))
+    return true;
+  if (traces.size() != 2 || !options.a.empty() || !options.b.empty() ||
+      !options.aroundPass.empty() || options.scaling)
+    return false;
+  std::vector<diff::RankRun> a = diff::rankRuns({traces[0]}), b = diff::rankRuns({traces[1]});
+  return !a.empty() && !b.empty() && diff::rankRuns(traces).size() > std::max(a.size(), b.size());
+}
+
+int diffRanks(const std::vector<const TraceReader*>& traces, const DiffOptions& options) {
+  if (!options.a.empty() || !options.b.empty() || !options.aroundPass.empty() || options.scaling)
+    throw Error("usage", "comparing ranks takes no --a, --b, --around-pass or --scaling");
+  std::vector<diff::RankRun> ranks = diff::rankRuns(traces);
+  if (ranks.size() < 2) {
+    std::string unranked;
+    for (const TraceReader* t : traces)
+      if (diff::rankRuns({t}).empty()) unranked += (unranked.empty() ? "" : ", ") + t->path();
+    throw Error("usage", "comparing ranks needs traces of two ranks or more; found " +
+                             std::to_string(ranks.size()) + " rank(s)" +
+                             (unranked.empty() ? "" : "; no rank recorded in " + unranked));
+  }
+  diff::RankReport report = diff::diffRanks(ranks);
+  size_t limit = options.limit.value_or(options.json ? 0 : 10);
+  if (options.json)
+    std::cout << diff::jsonRankReport(report, limit) << "\n";
+  else
+    diff::printRankReport(report, std::cout, {limit, useColor(options.color)});
+  return report.same ? 0 : 1;
+}
+
 } // namespace
 
 int runDiff(const DiffOptions& options) {
   try {
-    if (options.traces.empty() || options.traces.size() > 2)
-      throw Error("usage", "diff takes one trace or two");
     if (options.color != "auto" && options.color != "always" && options.color != "never")
       throw Error("usage", "--color must be auto, always or never, not '" + options.color + "'");
-    TraceReader traceA(options.traces[0]);
-    bool twoTraces = options.traces.size() == 2;
-    std::unique_ptr<TraceReader> second =
-        twoTraces ? std::make_unique<TraceReader>(options.traces[1]) : nullptr;
+    std::vector<TraceReader> readers;
+    for (const std::string& path : expandFolders(options.traces))
+      readers.emplace_back(path);
+    std::vector<const TraceReader*> traces;
+    for (const TraceReader& r : readers)
+      traces.push_back(&r);
+    if (comparesRanks(options, traces)) return diffRanks(traces, options);
+    if (traces.empty()) throw Error("usage", "diff takes one trace or two");
+    bool twoTraces = traces.size() == 2;
     bool several = false;
     std::vector<DiffReport> reports =
-        reportsFor(traceA, second ? *second : traceA, twoTraces, options, several);
+        reportsFor(*traces[0], *traces.back(), twoTraces, options, several);
     return render(reports, several, options);
   } catch (const Error& e) {
     printError(e.kind() == "usage" ? e.message() : e.what());

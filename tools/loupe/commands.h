@@ -77,7 +77,9 @@ struct ReduceCliOptions {
 int runReduce(const ReduceCliOptions& options);
 
 struct DiffOptions {
-  std::vector<std::string> traces; // one trace, or two (A's compiles from the first)
+  std::vector<std::string> traces; // one trace, or two (A's compiles from the first); with
+                                   // ranks: traces and folders of traces, one per rank
+  bool ranks = false;              // compare the ranks of a distributed job (rank_diff.h)
   std::string a, b;                // selectors (inspector/diff/compile_selector.h)
   std::string aroundPass;          // compare --a's compile before and after this pass
   bool scaling = false;            // scaling analysis over every compile --a selects

@@ -169,14 +169,21 @@ int main(int argc, char** argv) {
       "  loupe diff TRACE_A TRACE_B            two traces (optionally --a/--b in each)\n"
       "  loupe diff TRACE --a SEL --around-pass PASS   one compile before and after a pass\n"
       "  loupe diff TRACE --a SEL --scaling    how dims scale over 3+ compiles\n"
+      "  loupe diff --ranks TRACE... | FOLDER  the ranks of a distributed job, one trace each\n"
       "Selectors (joined with ',', all must hold): 7 (compile id), 0/1 or 0/1:bw (compile "
       "key), fw|bw|inference|graph, frame=NAME, x=8 (dim 0 of input x), x.1=64, batch=8.\n" +
           findingKindsHelp() +
           "Exit status: 0 only shapes differ (notes at most), 1 the compiles differ (a warning or "
           "an error), 2 error or usage.");
-  diffCmd->add_option("traces", diff.traces, "Trace file(s) (.db): one, or A and B")
+  diffCmd
+      ->add_option("traces", diff.traces,
+                   "Trace file(s) (.db): one, or A and B; with --ranks (implied by a folder, by "
+                   "more than two traces, or by two traces of different ranks): a trace per rank")
       ->required()
-      ->expected(1, 2);
+      ->expected(1, -1);
+  diffCmd->add_flag("--ranks", diff.ranks,
+                    "Compare the ranks' compiles: what one rank compiled, recompiled or traced "
+                    "differently from the others");
   diffCmd->add_option("--a", diff.a, "Selector for compile(s) A (in the first trace)");
   diffCmd->add_option("--b", diff.b, "Selector for compile(s) B (in the second trace, if any)");
   diffCmd->add_option("--around-pass", diff.aroundPass,
