@@ -423,7 +423,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
 void setCpuLibraryThreads(int threads) {
   static int current = 0;
   if (threads > 0 && threads != current) {
-    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
     current = threads;
   }
 }

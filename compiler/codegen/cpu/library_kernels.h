@@ -33,10 +33,9 @@ inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
   return findCpuLibraryKernel(node, whyNot).has_value();
 }
 
-// How many threads library kernels may use (the OpenMP threads BLAS products are split across).
-// An embedder passes its own setting (torch.get_num_threads()) so that Loupe's gemms do not wake
-// threads the caller did not ask for: on a loaded machine a gemm split over two threads waits
-// for the descheduled one. Cheap when unchanged.
+// How many threads BLAS may use. An embedder passes its own setting (torch's) so that Loupe's
+// gemms do not wake threads the caller did not ask for: on a loaded machine a gemm split over
+// two threads waits for the descheduled one. Cheap when unchanged.
 void setCpuLibraryThreads(int threads);
 
 // `attrs` are the node's attributes with symbols bound; `outputs` are preallocated and

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -47,56 +46,18 @@ inline BlasMatrix asBlasMatrix(const Tensor& m) {
   return {packed.data(), CblasNoTrans, static_cast<int>(std::max<int64_t>(cols, 1)), packed};
 }
 
-// One BLAS call: c = alpha * a @ b + beta * c.
-inline void blasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a,
-                     int lda, const float* b, int ldb, float* c, int ldc, double beta,
-                     double alpha) {
+// c = alpha * a @ b + beta * c.
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a,
+                 int lda, const float* b, int ldb, float* c, int ldc, double beta = 0.0,
+                 double alpha = 1.0) {
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(alpha), a, lda, b, ldb,
               static_cast<float>(beta), c, ldc);
 }
 
-inline void blasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a,
-                     int lda, const double* b, int ldb, double* c, int ldc, double beta,
-                     double alpha) {
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a,
+                 int lda, const double* b, int ldb, double* c, int ldc, double beta = 0.0,
+                 double alpha = 1.0) {
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-// BLAS itself runs on one thread, set once per process: gemm splits a product across the
-// OpenMP threads instead.
-inline void useSingleThreadedBlas() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
-// c = alpha * a @ b + beta * c, on one pool of threads: the longer of c's two dims is split
-// into blocks across the OpenMP threads (inside torch, torch's intra-op pool), each block one
-// single-threaded BLAS call. OpenBLAS's own pthreads would run beside torch's spinning OpenMP
-// workers, two pools on the same cores: an MLP block ran 3x slower that way
-// (docs/cpu-codegen.md, "Threads").
-template <typename T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const T* a, int lda,
-          const T* b, int ldb, T* c, int ldc, double beta = 0.0, double alpha = 1.0) {
-  useSingleThreadedBlas();
-  constexpr int kMinBlock = 16; // rows or columns: smaller blocks cost more than they save
-  bool byRows = m >= n;
-  int extent = byRows ? m : n;
-  int blocks = std::min(omp_get_max_threads(), std::max(extent / kMinBlock, 1));
-#pragma omp parallel for num_threads(blocks) if (blocks > 1)
-  for (int block = 0; block < blocks; ++block) {
-    int first = static_cast<int>(int64_t{extent} * block / blocks);
-    int last = static_cast<int>(int64_t{extent} * (block + 1) / blocks);
-    if (byRows) // rows of op(a) and of c
-      blasGemm(ta, tb, last - first, n, k,
-               a + (ta == CblasNoTrans ? int64_t{first} * lda : int64_t{first}), lda, b, ldb,
-               c + int64_t{first} * ldc, ldc, beta, alpha);
-    else // columns of op(b) and of c
-      blasGemm(ta, tb, m, last - first, k, a, lda,
-               b + (tb == CblasNoTrans ? int64_t{first} : int64_t{first} * ldb), ldb, c + first,
-               ldc, beta, alpha);
-  }
 }
 
 // c = alpha * a @ b (+ c with `accumulate`) for row blocks of BLAS matrices: rows [aRow,
