@@ -185,6 +185,13 @@ bool SymExpr::isSymbol() const {
          terms_[0].atoms[0].power == 1 && terms_[0].atoms[0].atom->kind == Atom::Kind::Symbol;
 }
 
+bool SymExpr::hasDivision() const {
+  for (const Term& t : terms_)
+    for (const Factor& f : t.atoms)
+      if (f.atom->kind != Atom::Kind::Symbol) return true;
+  return false;
+}
+
 std::optional<SymExpr> SymExpr::exactDiv(const SymExpr& divisor) const {
   if (divisor == SymExpr(0)) return std::nullopt;
   if (*this == divisor) return SymExpr(1);

@@ -51,6 +51,8 @@ public:
   }
   std::optional<int64_t> constant() const;
   bool isSymbol() const; // exactly one symbol with coefficient 1
+  // Whether a floor division or a modulo appears in it, at any depth.
+  bool hasDivision() const;
 
   // Substitutes bound symbols; throws std::out_of_range naming the first unbound symbol.
   int64_t evaluate(const SymbolBindings& bindings) const;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/parser.h"
 
 namespace loupe {
 namespace {
@@ -98,6 +99,37 @@ TEST(VerifierTest, RejectsResultTypesThatDisagreeWithInference) {
   m.mm->result()->setType(f32({s0, 8}));
   m.g.setOutputs({m.mm->result()});
   expectRejected(m.g, "%y = aten.mm", "differ from the inferred (f32[s0,16])");
+}
+
+// The batch stride of a view of CUDA attention's padded mask, as torch's fake tensors give it
+// (simplified with the traced sizes) and as inference gives it (exact at every size).
+constexpr const char* kPaddedMaskView = R"(
+graph @g(%x: f32[s1,1,s0,s0]<strides=[8*s0 - s0*(s0%8) + s0**2,8*s0 - s0*(s0%8) + s0**2,-(s0%8) + s0 + 8,1]>) -> (f32[s1,2,s0,s0]<strides=[BATCH,0,-(s0%8) + s0 + 8,1]>) {
+  %e = aten.expand(%x) {size=[s1,2,s0,s0]} : f32[s1,2,s0,s0]<strides=[BATCH,0,-(s0%8) + s0 + 8,1]>
+  return %e
+})";
+
+std::string withBatchStride(const std::string& stride) {
+  std::string text = kPaddedMaskView;
+  for (size_t at = text.find("BATCH"); at != std::string::npos; at = text.find("BATCH"))
+    text.replace(at, 5, stride);
+  return text;
+}
+
+TEST(VerifierTest, AcceptsStridesThatTorchSimplifiedWithTheTracedSizes) {
+  EXPECT_NO_THROW(parseGraph(withBatchStride("2*s0**2")));
+  // Where neither side has a division or a modulo, a different stride is an error.
+  auto graph = parseGraph(withBatchStride("2*s0**2"));
+  Node* expand = graph->nodes()[0];
+  SymExpr s0 = SymExpr::symbol("s0");
+  Type input = expand->operand(0)->type();
+  input.tensor().strides = Shape{s0 * SymExpr(5), s0 * SymExpr(5), s0, SymExpr(1)};
+  Type wrong = expand->result()->type();
+  wrong.tensor().strides = Shape{s0 * SymExpr(3), SymExpr(0), s0, SymExpr(1)};
+  graph->input(0)->setType(input);
+  expand->result()->setType(wrong);
+  graph->setOutputs({expand->result()});
+  expectRejected(*graph, "%e = aten.expand", "differ from the inferred");
 }
 
 TEST(VerifierTest, ReportsShapeErrorsFromInferenceAtTheNode) {
