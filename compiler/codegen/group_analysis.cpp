@@ -91,20 +91,19 @@ std::vector<size_t> reducedDimsOf(const Node& reduction, size_t rank) {
   return {out.begin(), out.end()};
 }
 
-// Splits the group around its reduction: what feeds the reduction's input runs in the full
-// space, everything else after it in the kept space.
-void classifyAroundReduction(GroupAnalysis& group) {
-  const Node& reduction = *group.reduction;
-  std::set<const Value*> before{reduction.operand(0)};
-  for (auto it = group.nodes.rbegin(); it != group.nodes.rend(); ++it)
-    if (before.count((*it)->result()))
-      for (const Value* operand : (*it)->operands())
-        before.insert(operand);
+std::string shapeText(const Shape& shape) {
+  return "[" + shapeStr(shape) + "]";
+}
 
-  const Shape& full = reduction.operand(0)->tensorType().shape;
+// Which values walk the rows (the full space: the reductions' input shape) and which are one
+// per row (the kept space: the reductions' result shape), and the pass over the rows each is
+// available from (group_analysis.h).
+void classifyRows(GroupAnalysis& group) {
+  const Node& first = *group.reduction;
+  const Shape& full = first.operand(0)->tensorType().shape;
   group.iterationShape = full;
-  group.reducedDims = reducedDimsOf(reduction, full.size());
-  group.keepdim = reduction.attrs().getBool("keepdim", false);
+  group.reducedDims = reducedDimsOf(first, full.size());
+  group.keepdim = first.attrs().getBool("keepdim", false);
   Shape kept;
   for (size_t d = 0; d < full.size(); ++d) {
     bool reduced = std::binary_search(group.reducedDims.begin(), group.reducedDims.end(), d);
@@ -113,34 +112,98 @@ void classifyAroundReduction(GroupAnalysis& group) {
     else if (group.keepdim)
       kept.push_back(1);
   }
-  if (reduction.result()->tensorType().shape != kept)
-    throw Unsupported{"reduction result shape [" +
-                      shapeStr(reduction.result()->tensorType().shape) +
-                      "] does not follow from its dim and keepdim attributes"};
+  for (const Node* reduction : group.reductions) {
+    if (reduction->operand(0)->tensorType().shape != full ||
+        reducedDimsOf(*reduction, full.size()) != group.reducedDims ||
+        reduction->attrs().getBool("keepdim", false) != group.keepdim)
+      throw Unsupported{"reductions " + valueName(first.result()) + " and " +
+                        valueName(reduction->result()) + " do not reduce the same rows"};
+    if (reduction->result()->tensorType().shape != kept)
+      throw Unsupported{"reduction result shape " +
+                        shapeText(reduction->result()->tensorType().shape) +
+                        " does not follow from its dim and keepdim attributes"};
+  }
 
-  auto place = [&](const Value* value, Space space) {
-    if (isConstantNode(value->definingNode())) return;
-    if (space == Space::Kept && before.count(value))
-      throw Unsupported{"value " + valueName(value) +
-                        " is used both before and after the reduction"};
-    group.space[value] = space;
+  // A node's space by its shape. Where the shapes cannot tell (every reduced dim has size 1 and
+  // is kept), what depends on a reduction is kept.
+  bool ambiguous = full == kept;
+  std::set<const Value*> afterReduction;
+  auto isReduction = [&](const Node* node) {
+    return std::find(group.reductions.begin(), group.reductions.end(), node) !=
+           group.reductions.end();
   };
-  for (const Value* value : before)
-    place(value, Space::Full);
   for (const Node* node : group.nodes) {
-    if (before.count(node->result()) || node == &reduction) continue;
-    place(node->result(), Space::Kept);
+    if (isConstantNode(node)) continue;
+    const Value* result = node->result();
+    bool dependent = isReduction(node);
     for (const Value* operand : node->operands())
-      place(operand, Space::Kept);
+      dependent = dependent || afterReduction.count(operand);
+    if (dependent) afterReduction.insert(result);
+    const Shape& shape = result->tensorType().shape;
+    if (isReduction(node) || (ambiguous ? dependent : shape == kept))
+      group.space[result] = Space::Kept;
+    else if (shape == full)
+      group.space[result] = Space::Full;
+    else
+      throw Unsupported{"value " + valueName(result) + " has shape " + shapeText(shape) +
+                        ", neither the rows' " + shapeText(full) + " nor the results' " +
+                        shapeText(kept)};
   }
-  group.space[reduction.result()] = Space::Kept;
+  // An input is kept when a kept node reads it, else full.
+  for (const Value* input : group.inputs)
+    group.space[input] = Space::Full;
+  for (const Node* node : group.nodes)
+    if (!isConstantNode(node) && group.space.at(node->result()) == Space::Kept &&
+        !isReduction(node))
+      for (const Value* operand : node->operands())
+        if (std::find(group.inputs.begin(), group.inputs.end(), operand) != group.inputs.end())
+          group.space[operand] = Space::Kept;
+
+  // Every read is legal: a reduction folds a full value; a kept node reads kept values; a full
+  // node may read a kept value (one per row, broadcast along the reduced dims) where its shape
+  // broadcasts that way. Passes follow the reads.
+  for (const Value* input : group.inputs)
+    group.pass[input] = 0;
+  for (const Node* node : group.nodes) {
+    if (isConstantNode(node)) continue;
+    Space space = group.space.at(node->result());
+    int pass = 0;
+    for (const Value* operand : node->operands()) {
+      auto found = group.space.find(operand);
+      if (found == group.space.end()) continue; // a constant
+      pass = std::max(pass, group.pass.at(operand));
+      if (isReduction(node) && found->second == Space::Kept)
+        throw Unsupported{"reduction " + valueName(node->result()) + " folds " +
+                          valueName(operand) + ", which is one value per row"};
+      if (!isReduction(node) && space == Space::Kept && found->second == Space::Full)
+        throw Unsupported{"value " + valueName(operand) + " walks the rows but feeds " +
+                          valueName(node->result()) + ", one value per row"};
+      if (space == Space::Full && found->second == Space::Kept) {
+        group.rowGroup = true;
+        std::vector<size_t> perRow = operandDims(group, operand);
+        const Shape& shape = operand->tensorType().shape;
+        for (size_t k = 0; k < shape.size(); ++k)
+          if (!(shape[k] == SymExpr(1)) && perRow[k] != full.size() - shape.size() + k)
+            throw Unsupported{"value " + valueName(operand) + " of shape " + shapeText(shape) +
+                              " does not broadcast along the reduced dims of " + shapeText(full)};
+      }
+    }
+    group.pass[node->result()] = isReduction(node) ? pass + 1 : pass;
+  }
+
+  int last = 0;
+  for (const Node* reduction : group.reductions)
+    last = std::max(last, group.pass.at(reduction->operand(0)));
   for (const Value* output : group.outputs) {
-    place(output, Space::Kept);
-    if (output->tensorType().shape != kept)
-      throw Unsupported{"output " + valueName(output) + " has shape [" +
-                        shapeStr(output->tensorType().shape) + "], not the reduction's [" +
-                        shapeStr(kept) + "]"};
+    if (std::find(group.inputs.begin(), group.inputs.end(), output) != group.inputs.end())
+      throw Unsupported{"output " + valueName(output) + " is an input of the group"};
+    if (group.space.at(output) == Space::Full) {
+      group.rowGroup = true;
+      last = std::max(last, group.pass.at(output));
+    }
   }
+  group.passes = last + 1;
+  group.rowGroup = group.rowGroup || group.reductions.size() > 1;
 }
 
 } // namespace
@@ -151,7 +214,7 @@ GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry) {
     if (!node.hasBody()) throw Unsupported{"loupe.fused has no body"};
     if (const Attribute* kind = node.attrs().find("kind")) {
       const auto* text = std::get_if<std::string>(kind);
-      if (!text || (*text != "pointwise" && *text != "reduction"))
+      if (!text || (*text != "pointwise" && *text != "reduction" && *text != "row"))
         throw Unsupported{"fused group kind " + attributeStr(*kind) + " is not generated"};
     }
     for (const auto& input : node.body()->inputs())
@@ -173,9 +236,14 @@ GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry) {
     checkNode(*inner, registry);
     if (isConstantNode(inner)) continue;
     if (registry.find(inner->op())->kind != OpKind::Reduction) continue;
-    if (group.reduction) throw Unsupported{"the group has more than one reduction"};
-    group.reduction = inner;
+    group.reductions.push_back(inner);
   }
+  if (!group.reductions.empty()) group.reduction = group.reductions.front();
+  bool rowKind = false;
+  if (const Attribute* kind = node.attrs().find("kind"))
+    rowKind = std::get_if<std::string>(kind) && std::get<std::string>(*kind) == "row";
+  if (group.reductions.size() > 1 && !rowKind)
+    throw Unsupported{"the group has more than one reduction (only a row group may)"};
   collectScalars(group, registry);
   for (const Value* input : group.inputs)
     if (!input || !input->type().isTensor())
@@ -184,7 +252,7 @@ GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry) {
     if (!output->type().isTensor()) throw Unsupported{"the group has an index-typed output"};
 
   if (group.reduction) {
-    classifyAroundReduction(group);
+    classifyRows(group);
     return group;
   }
   group.iterationShape = group.outputs[0]->tensorType().shape;

@@ -1,7 +1,14 @@
 // The analysis of a group (a loupe.fused node or a lone op) before its kernel is emitted: the
-// values it reads and writes, its iteration space, its reduction and which values live before it
-// (the full space) or after it (the kept dims), and its symbolic attribute values. Whatever the
-// emitter cannot generate is refused here, with the reason canGenerateCpuKernel reports.
+// values it reads and writes, its iteration space, its reductions and which values walk the
+// whole space (the full space) or one element per row (the kept dims), the pass over the rows
+// each value is computed in, and its symbolic attribute values. Whatever the emitters cannot
+// generate is refused here, with the reason canGenerateCpuKernel / canGenerateCudaKernel report.
+//
+// A group holds at most one reduction, except a row group (loupe.fused {kind="row"},
+// passes/row_fusion.cpp): several reductions over the same rows, with full-space work that reads
+// their results (softmax's `exp(x - amax(x))`, layer norm's `x - mean`). Its kernel walks each
+// row once per pass: pass k folds the reductions whose inputs need the results of pass k-1, and
+// the last pass also writes the full-space outputs.
 #pragma once
 
 #include <map>
@@ -18,7 +25,8 @@ struct Unsupported {
   std::string why;
 };
 
-// Values before the reduction walk the whole space; values after it only the kept dims.
+// Values of the reduction's input shape walk the whole space; values of its result shape (and
+// the results themselves) are one per row, over the kept dims.
 enum class Space { Full, Kept };
 
 // What a group is, as the emitter sees it.
@@ -28,11 +36,20 @@ struct GroupAnalysis {
   std::vector<const Value*> inputs;
   std::vector<const Node*> nodes; // in order, loupe.constant nodes included
   std::vector<const Value*> outputs;
-  const Node* reduction = nullptr; // the group's one Reduction node, if any
-  std::vector<size_t> reducedDims; // sorted
+  const Node* reduction = nullptr;     // the first Reduction node, if any
+  std::vector<const Node*> reductions; // every Reduction node, in order
+  std::vector<size_t> reducedDims;     // sorted; the same for every reduction
   bool keepdim = false;
   Shape iterationShape;                // the outputs' shape, or the shape of the reduction's input
   std::map<const Value*, Space> space; // inputs and node results; constants have none
+  // The pass over the rows a value is available from (reduction groups): 0 for inputs and what
+  // they alone compute; a reduction's result is one more than its input's pass. Full values are
+  // computed inside the pass loops, kept values between them.
+  std::map<const Value*, int> pass;
+  int passes = 1; // the loops over each row's reduced elements
+  // More than the one-reduction shape the CPU emitter takes: several reductions, a full-space
+  // value that reads a kept one, or a full-space output.
+  bool rowGroup = false;
   // Symbolic attribute values, distinct, in order of first use: run-time scalar arguments.
   std::vector<SymExpr> scalars;
 };

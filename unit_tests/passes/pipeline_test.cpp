@@ -44,6 +44,7 @@ TEST(Pipeline, DefaultOrderRunsRewritesBeforeFusionAndPlanning) {
                                        "layout",
                                        "pointwise-fusion",
                                        "reduction-fusion",
+                                       "row-fusion",
                                        "kernel-selection",
                                        "memory-planning"};
   EXPECT_EQ(defaultPipeline(), expected);
@@ -79,7 +80,7 @@ TEST(Pipeline, NameCheckNamesTheCulpritAndEveryValidPass) {
     EXPECT_EQ(e.message(),
               "unknown pass 'fuse' (valid passes: shape-propagation, decomposition, "
               "constant-folding, algebraic-simplification, cse, dce, layout, pointwise-fusion, "
-              "reduction-fusion, kernel-selection, memory-planning)");
+              "reduction-fusion, row-fusion, kernel-selection, memory-planning)");
   }
 }
 

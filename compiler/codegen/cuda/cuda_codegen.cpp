@@ -30,6 +30,12 @@ std::string strategyOf(const CudaKernelLayout& layout) {
            "row-broadcast and aligned (_vec), else a strided grid-stride loop";
   std::string reduced = "reduction over dims " + dimList(layout.reducedDims) + " of " +
                         std::to_string(rank) + "-d space: ";
+  if (layout.passes > 1)
+    reduced += std::to_string(layout.reductions) + " reductions in " +
+               std::to_string(layout.passes) + " passes over each row, " +
+               std::to_string(layout.cachedInputs.size()) +
+               " input(s) kept in registers between "
+               "passes (_row); ";
   if (layout.entries.front() == CudaEntryRole::ReductionRow)
     return reduced +
            "one warp or block per output when the reduced dims (innermost) are contiguous and "

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "compiler/codegen/cuda/cuda_kernel_layout.h"
 #include "compiler/codegen/cuda/cuda_prelude.h"
@@ -176,10 +178,21 @@ private:
     return "static_cast<" + computeType(compute) + ">(" + name + ")";
   }
 
-  void emitNodes(Space space) {
+  int passOf(const Value* value) const {
+    auto found = group_.pass.find(value);
+    return found == group_.pass.end() ? 0 : found->second;
+  }
+
+  bool isReduction(const Node* node) const {
+    return std::find(group_.reductions.begin(), group_.reductions.end(), node) !=
+           group_.reductions.end();
+  }
+
+  // The nodes of `space` available by pass `upto` that have no name yet, in order.
+  void emitNodes(Space space, int upto = std::numeric_limits<int>::max()) {
     for (const Node* node : group_.nodes) {
-      if (isConstantNode(node) || node == group_.reduction) continue;
-      if (group_.space.at(node->result()) != space) continue;
+      if (isConstantNode(node) || isReduction(node) || names_.count(node->result())) continue;
+      if (group_.space.at(node->result()) != space || passOf(node->result()) > upto) continue;
       DType compute = opComputeDType(*node);
       std::vector<std::string> args;
       for (const Value* operand : node->operands())
@@ -192,11 +205,15 @@ private:
     }
   }
 
-  void emitStores(const Addressing& element) {
+  // Stores the outputs (of `space` only, in a reduction group).
+  void emitStores(const Addressing& element, std::optional<Space> space = std::nullopt) {
     size_t base = group_.inputs.size();
-    for (size_t i = 0; i < group_.outputs.size(); ++i)
-      line(element(base + i) + " = " +
-           storeExpr(group_.outputs[i]->tensorType().dtype, names_.at(group_.outputs[i])) + ";");
+    for (size_t i = 0; i < group_.outputs.size(); ++i) {
+      const Value* output = group_.outputs[i];
+      if (space && group_.space.at(output) != *space) continue;
+      line(element(base + i) + " = " + storeExpr(output->tensorType().dtype, names_.at(output)) +
+           ";");
+    }
   }
 
   // A block whose value names are its own.
@@ -267,89 +284,133 @@ private:
            });
   }
 
-  // The reduction's accumulator: float for f32 and half inputs, double for f64, int64_t for
+  // A reduction's accumulator: float for f32 and half inputs, double for f64, int64_t for
   // integers and bool; the recipe's combine as a function, for the loop and the shuffles.
-  // `serial`: one thread folds the whole reduction (the per-output entry). A serial fp32 sum of
-  // n terms errs by up to n ulps where the row entry's tree (and torch's) errs by log n, so a
+  // `serial`: one thread folds the whole row (the per-output entry). A serial fp32 sum of n
+  // terms errs by up to n ulps where the row entry's tree (and torch's) errs by log n, so a
   // serial entry accumulates floating values in double: it is bound by memory, not by the adds.
   struct Accumulator {
+    const Node* reduction;
     DType dtype;
-    std::string type, init;
+    std::string type, init, name, combine;
   };
-  Accumulator declareAccumulator(bool serial) {
-    const ReductionRecipe& recipe = *registry_.find(group_.reduction->op())->reduction;
-    DType input = group_.reduction->operand(0)->tensorType().dtype;
-    DType dtype = input == DType::F64 || (serial && isFloating(input)) ? DType::F64
-                  : isFloating(input)                                  ? DType::F32
-                                                                       : DType::I64;
-    Accumulator acc{dtype, computeType(dtype), recipe.init(dtype)};
+  std::vector<Accumulator> declareAccumulators(bool serial) {
     line("const int64_t count = " + product(group_.reducedDims) + ";");
     line("(void)count;");
-    line("const auto combine = [](" + acc.type + " acc, " + acc.type + " x) -> " + acc.type +
-         " { return " + recipe.combine("acc", "x") + "; };");
-    return acc;
+    std::vector<Accumulator> accumulators;
+    for (const Node* reduction : group_.reductions) {
+      const ReductionRecipe& recipe = *registry_.find(reduction->op())->reduction;
+      DType input = reduction->operand(0)->tensorType().dtype;
+      DType dtype = input == DType::F64 || (serial && isFloating(input)) ? DType::F64
+                    : isFloating(input)                                  ? DType::F32
+                                                                         : DType::I64;
+      std::string index = std::to_string(accumulators.size());
+      Accumulator acc{reduction,          dtype,         computeType(dtype),
+                      recipe.init(dtype), "acc" + index, "combine" + index};
+      line("const auto " + acc.combine + " = [](" + acc.type + " acc, " + acc.type + " x) -> " +
+           acc.type + " { return " + recipe.combine("acc", "x") + "; };");
+      accumulators.push_back(acc);
+    }
+    return accumulators;
   }
 
-  // The prologue of one reduced element, folded into `acc`.
-  void accumulate(const Addressing& element, const Accumulator& acc) {
-    auto names = names_;
-    emitLoads(Space::Full, element);
-    emitNodes(Space::Full);
-    line("acc = combine(acc, " + operandAs(group_.reduction->operand(0), acc.dtype) + ");");
-    names_ = std::move(names);
-  }
+  // One row: its kept inputs and what they alone compute, then each pass over the row's reduced
+  // elements (group_analysis.h): pass k recomputes the full-space values it needs and folds the
+  // reductions whose inputs are available by then; the last pass also stores the full-space
+  // outputs. After a pass, the row's results are combined across its threads (`combineRow`,
+  // for the row entry) and the kept values they make available are computed, by every thread.
+  // The kept outputs are stored at the end, under `storeGuard` (one thread of the row).
+  // `walk(body)` opens the loop over the row's reduced elements around body().
+  using RowWalk = std::function<void(const std::function<void()>&)>;
 
-  // The reduction's result from `acc`, then the epilogue and the stores of one output.
-  void finish() {
-    const ReductionRecipe& recipe = *registry_.find(group_.reduction->op())->reduction;
-    std::string result = "v" + std::to_string(counter_++);
-    std::string type = computeType(group_.reduction->result()->tensorType().dtype);
-    line("const " + type + " " + result + " = static_cast<" + type + ">(" +
-         recipe.finalize("acc", "count") + ");");
-    names_[group_.reduction->result()] = result;
+  void emitRow(const std::vector<Accumulator>& accumulators, const RowWalk& walk,
+               const std::function<void(const Accumulator&)>& combineRow,
+               const std::string& storeGuard) {
     emitLoads(Space::Kept, strided(kept_));
-    emitNodes(Space::Kept);
-    emitStores(strided(kept_));
+    emitNodes(Space::Kept, 0);
+    for (int pass = 0; pass < group_.passes; ++pass) {
+      std::vector<const Accumulator*> folded;
+      for (const Accumulator& acc : accumulators)
+        if (passOf(acc.reduction->operand(0)) == pass) folded.push_back(&acc);
+      for (const Accumulator* acc : folded)
+        line(acc->type + " " + acc->name + " = " + acc->init + ";");
+      walk([&] {
+        auto names = names_;
+        emitLoads(Space::Full, strided(all_));
+        emitNodes(Space::Full, pass);
+        for (const Accumulator* acc : folded)
+          line(acc->name + " = " + acc->combine + "(" + acc->name + ", " +
+               operandAs(acc->reduction->operand(0), acc->dtype) + ");");
+        if (pass == group_.passes - 1) emitStores(strided(all_), Space::Full);
+        names_ = std::move(names);
+      });
+      for (const Accumulator* acc : folded) {
+        combineRow(*acc);
+        const ReductionRecipe& recipe = *registry_.find(acc->reduction->op())->reduction;
+        std::string result = "v" + std::to_string(counter_++);
+        std::string type = computeType(acc->reduction->result()->tensorType().dtype);
+        line("const " + type + " " + result + " = static_cast<" + type + ">(" +
+             recipe.finalize(acc->name, "count") + ");");
+        names_[acc->reduction->result()] = result;
+      }
+      emitNodes(Space::Kept, pass + 1);
+    }
+    bool keptOutputs =
+        std::any_of(group_.outputs.begin(), group_.outputs.end(),
+                    [&](const Value* v) { return group_.space.at(v) == Space::Kept; });
+    if (!keptOutputs) return;
+    if (storeGuard.empty()) {
+      emitStores(strided(kept_), Space::Kept);
+      return;
+    }
+    scoped(storeGuard, [&] { emitStores(strided(kept_), Space::Kept); });
   }
 
   // One thread per output, its reduced dims walked by nested loops: correct for any strides,
   // coalesced when the innermost iteration dim is kept (neighbouring threads, neighbouring
   // outputs).
   void emitPerOutputReduction() {
-    Accumulator acc = declareAccumulator(true);
+    std::vector<Accumulator> accumulators = declareAccumulators(true);
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = first; row < rows; row += step) {", [&] {
       decompose("row", kept_);
-      line(acc.type + " acc = " + acc.init + ";");
-      for (size_t d : group_.reducedDims)
-        open("for (int64_t i" + std::to_string(d) + " = 0; i" + std::to_string(d) + " < " +
-             size(d) + "; ++i" + std::to_string(d) + ") {");
-      accumulate(strided(all_), acc);
-      for (size_t k = 0; k < group_.reducedDims.size(); ++k)
-        close();
-      finish();
+      auto walk = [&](const std::function<void()>& body) {
+        for (size_t d : group_.reducedDims)
+          open("for (int64_t i" + std::to_string(d) + " = 0; i" + std::to_string(d) + " < " +
+               size(d) + "; ++i" + std::to_string(d) + ") {");
+        body();
+        for (size_t k = 0; k < group_.reducedDims.size(); ++k)
+          close();
+      };
+      emitRow(
+          accumulators, walk, [](const Accumulator&) {}, "");
     });
   }
 
   // One row of threads (threadIdx.x; a warp, or the whole block) per output, its reduced dims
   // the innermost: each thread folds every blockDim.x-th element, neighbours reading neighbours,
-  // then the row combines its partial results (loupe_row_reduce) and thread 0 finishes.
+  // then the row combines its partial results (loupe_row_allreduce) so that every thread of the
+  // row holds the result for the next pass.
   void emitRowReduction() {
-    Accumulator acc = declareAccumulator(false);
-    line("__shared__ " + acc.type + " partials[32];");
+    std::vector<Accumulator> accumulators = declareAccumulators(false);
+    for (const Accumulator& acc : accumulators)
+      line("__shared__ " + acc.type + " partials" + acc.name.substr(3) + "[32];");
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; row < rows; "
            "row += int64_t(gridDim.x) * blockDim.y) {",
            [&] {
              decompose("row", kept_);
-             line(acc.type + " acc = " + acc.init + ";");
-             scoped("for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {", [&] {
-               decompose("r", group_.reducedDims);
-               accumulate(strided(all_), acc);
-             });
-             line("acc = loupe_row_reduce(acc, " + acc.type + "(" + acc.init +
-                  "), combine, partials);");
-             scoped("if (threadIdx.x == 0) {", [&] { finish(); });
+             auto walk = [&](const std::function<void()>& body) {
+               scoped("for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {", [&] {
+                 decompose("r", group_.reducedDims);
+                 body();
+               });
+             };
+             auto combineRow = [&](const Accumulator& acc) {
+               line(acc.name + " = loupe_row_allreduce(" + acc.name + ", " + acc.type + "(" +
+                    acc.init + "), " + acc.combine + ", partials" + acc.name.substr(3) + ");");
+             };
+             emitRow(accumulators, walk, combineRow, "if (threadIdx.x == 0) {");
            });
   }
 

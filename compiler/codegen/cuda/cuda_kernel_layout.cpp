@@ -41,6 +41,8 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
   }
   layout.reduction = group.reduction != nullptr;
   layout.reducedDims = group.reducedDims;
+  layout.passes = group.passes;
+  layout.reductions = group.reductions.size();
   if (layout.reduction) {
     if (reducedDimsInnermost(group)) layout.entries.push_back(CudaEntryRole::ReductionRow);
     layout.entries.push_back(CudaEntryRole::ReductionPerOutput);

@@ -164,6 +164,19 @@ __device__ __forceinline__ T loupe_row_reduce(T v, T identity, Combine combine, 
   __syncthreads();
   return v;
 }
+
+// loupe_row_reduce's combination, in every thread of the row: the next pass over the row reads
+// it. The butterfly of loupe_warp_reduce leaves it in every lane of a warp row already.
+template <typename T, typename Combine>
+__device__ __forceinline__ T loupe_row_allreduce(T v, T identity, Combine combine, T* partials) {
+  v = loupe_row_reduce(v, identity, combine, partials);
+  if (blockDim.x == 32) return v;
+  if (threadIdx.x == 0) partials[0] = v;
+  __syncthreads();
+  v = partials[0];
+  __syncthreads();
+  return v;
+}
 #endif
 )";
 

@@ -76,6 +76,26 @@ def test_softmax_and_layer_norm(trace_path, dtype, cols):
     assert_close_to_reference(compiled(x, w, b), eager, reference)
 
 
+@pytest.mark.parametrize("cols", [10, 1000, 5000])
+def test_softmax_and_layer_norm_are_one_row_kernel_each(trace_path, cols):
+    def f(x, w, b):
+        return torch.softmax(x, dim=-1), F.layer_norm(x, (x.shape[-1],), w, b)
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(37, cols, device="cuda")
+    w = torch.randn(cols, device="cuda")
+    b = torch.randn(cols, device="cuda")
+    eager, reference = run_three_ways(f, (x, w, b))
+    for got, e, r in zip(compiled(x, w, b), eager, reference):
+        assert_close_to_reference(got, e, r)
+    kernels = query(trace_path, "SELECT kind, op_summary, source FROM kernels")
+    generated = [k for k in kernels if k[0] == "generated"]
+    assert len(generated) == 2, kernels
+    assert all("acc1" in source for _, _, source in generated), generated
+    decisions = query(trace_path, "SELECT description FROM decisions")
+    assert any("row-fusion" in d and "cuda:0" in d for (d,) in decisions), decisions
+
+
 def test_reductions_over_outer_and_inner_dims(trace_path):
     def f(x):
         return x.sum(0), x.amax(-1), x.mean((0, 2), keepdim=True)

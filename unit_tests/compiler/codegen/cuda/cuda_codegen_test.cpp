@@ -56,7 +56,7 @@ graph @g(%x: f16[s0,128]) -> (f16[s0]) {
   EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1_row", "loupe_k1"}));
   EXPECT_NE(kernel.source.find("loupe_row_reduce("), std::string::npos);
   // f16 accumulates in float.
-  EXPECT_NE(kernel.source.find("float acc = "), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.source.find("float acc0 = "), std::string::npos) << kernel.source;
   EXPECT_EQ(
       describeCudaKernel(firstNode(*graph)).entries,
       (std::vector<CudaEntryRole>{CudaEntryRole::ReductionRow, CudaEntryRole::ReductionPerOutput}));
@@ -70,7 +70,7 @@ graph @g(%x: f64[16,8]) -> (f64[1,8]) {
 })");
   GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k2");
   EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k2"}));
-  EXPECT_NE(kernel.source.find("double acc = "), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.source.find("double acc0 = "), std::string::npos) << kernel.source;
   EXPECT_NE(kernel.strategy.find("one thread per output"), std::string::npos);
 }
 

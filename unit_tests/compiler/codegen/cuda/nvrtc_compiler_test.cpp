@@ -78,26 +78,32 @@ graph @broadcast_and_strided(%x: f32[4,8,16], %r: f32[16], %c: f32[4,8,1], %t: f
   %d = aten.sub.Tensor(%b, %p) {alpha=1} : f32[4,8,16]
   return %d
 })");
-  for (const char* dtype : {"f32", "bf16"})
-    graphs.push_back(std::regex_replace(std::string(R"(
-graph @softmax_T(%x: T[s0,1000]) -> (T[s0,1000]) {
-  %s = aten._softmax(%x) {dim=-1, half_to_float=false} : T[s0,1000]
+  // On cuda:0 the row-fusion pass makes softmax and layer norm one row kernel each; on the
+  // CPU they stay a kernel per reduction.
+  for (const char* device : {"", "<cuda:0>"}) {
+    for (const char* dtype : {"f32", "bf16"})
+      graphs.push_back(std::regex_replace(std::regex_replace(std::string(R"(
+graph @softmax_T(%x: T[s0,1000]D) -> (T[s0,1000]D) {
+  %s = aten._softmax(%x) {dim=-1, half_to_float=false} : T[s0,1000]D
   return %s
 })"),
-                                        std::regex("\\bT\\b"), dtype));
-  graphs.push_back(R"(
-graph @layer_norm(%x: f16[s0,768], %w: f16[768], %b: f16[768]) -> (f16[s0,768]) {
-  %m = aten.mean.dim(%x) {dim=[1], keepdim=true} : f16[s0,1]
-  %d = aten.sub.Tensor(%x, %m) {alpha=1} : f16[s0,768]
-  %q = aten.mul.Tensor(%d, %d) : f16[s0,768]
-  %v = aten.mean.dim(%q) {dim=[1], keepdim=true} : f16[s0,1]
-  %e = aten.add.Scalar(%v) {other=1e-05, alpha=1} : f16[s0,1]
-  %r = aten.rsqrt(%e) : f16[s0,1]
-  %n = aten.mul.Tensor(%d, %r) : f16[s0,768]
-  %y = aten.mul.Tensor(%n, %w) : f16[s0,768]
-  %z = aten.add.Tensor(%y, %b) {alpha=1} : f16[s0,768]
-  return %z
-})");
+                                                             std::regex("\\bT\\b"), dtype),
+                                          std::regex("\\]D"), std::string("]") + device));
+    graphs.push_back(std::regex_replace(std::string(R"(
+graph @layer_norm(%x: f16[s0,768]D, %w: f16[768]D, %b: f16[768]D) -> (f16[s0,768]D, f16[s0,1]D) {
+  %m = aten.mean.dim(%x) {dim=[1], keepdim=true} : f16[s0,1]D
+  %d = aten.sub.Tensor(%x, %m) {alpha=1} : f16[s0,768]D
+  %q = aten.mul.Tensor(%d, %d) : f16[s0,768]D
+  %v = aten.mean.dim(%q) {dim=[1], keepdim=true} : f16[s0,1]D
+  %e = aten.add.Scalar(%v) {other=1e-05, alpha=1} : f16[s0,1]D
+  %r = aten.rsqrt(%e) : f16[s0,1]D
+  %n = aten.mul.Tensor(%d, %r) : f16[s0,768]D
+  %y = aten.mul.Tensor(%n, %w) : f16[s0,768]D
+  %z = aten.add.Tensor(%y, %b) {alpha=1} : f16[s0,768]D
+  return %z, %r
+})"),
+                                        std::regex("\\]D"), std::string("]") + device));
+  }
   graphs.push_back(R"(
 graph @reductions(%x: f32[s0,32,48], %k: i32[16,8], %f: f64[64,3]) -> (f32[s0], f32[32,48], f32[s0,1,48], i64[8], bool[16], f64[]) {
   %inner = aten.sum.dim_IntList(%x) {dim=[1,2], keepdim=false} : f32[s0]

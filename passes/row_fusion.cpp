@@ -1,0 +1,135 @@
+// Row fusion (CUDA targets): reductions over the same rows, and the pointwise work that reads
+// their results back along the rows, become one loupe.fused {kind="row"} node. After reduction
+// fusion, softmax is four kernels (amax; exp(x - max); sum; the divide) and layer norm four
+// (mean; x - mean; variance and rsqrt; the affine), each a round trip through memory of a
+// tensor the input's size. A row kernel walks each row once per pass (group_analysis.h: pass k
+// folds the reductions that need the results of pass k-1; the second and later walks mostly
+// hit the caches) and writes the result once.
+//
+// Starting from each reduction in graph order (a lone one or a reduction group: the seed), the
+// group takes the later nodes that read one of its values and are
+// - pointwise (an elementwise op or a pointwise group) of the rows' shape, where the seed keeps
+//   its reduced dims (so a result broadcasts back along the row), or of the results' shape;
+// - reductions, lone or grouped, over the same rows (input shape, dims and keepdim);
+// as long as the group stays convex. A seed whose rows are its results (every reduced dim of
+// size 1) is left alone. The CPU code generator folds one reduction per kernel, so for a CPU
+// target the pass changes nothing; the decisions name the device.
+#include <memory>
+#include <optional>
+#include <variant>
+
+#include "compiler/codegen/group_analysis.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/pass/fusion_group.h"
+#include "compiler/pass/target_device.h"
+#include "passes/pipeline.h"
+
+namespace loupe {
+
+namespace {
+
+// The rows a reduction (or a reduction group) walks.
+struct Rows {
+  Shape full, kept;
+  std::vector<size_t> reducedDims;
+  bool keepdim = false;
+  friend bool operator==(const Rows&, const Rows&) = default;
+};
+
+std::optional<Rows> rowsOf(const Node& node) {
+  const Attribute* kind = node.op() == "loupe.fused" ? node.attrs().find("kind") : nullptr;
+  const auto* kindText = kind ? std::get_if<std::string>(kind) : nullptr;
+  bool reductionGroup = kindText && *kindText == "reduction";
+  const OpInfo* info = OpRegistry::global().find(node.op());
+  bool loneReduction = info && info->kind == OpKind::Reduction && info->reduction;
+  if (!reductionGroup && !loneReduction) return std::nullopt;
+  try {
+    codegen::GroupAnalysis group = codegen::analyzeGroup(node, OpRegistry::global());
+    if (!group.reduction || group.rowGroup) return std::nullopt;
+    Rows rows{group.iterationShape, group.reduction->result()->tensorType().shape,
+              group.reducedDims, group.keepdim};
+    if (rows.full == rows.kept) return std::nullopt;
+    return rows;
+  } catch (const codegen::Unsupported&) {
+    return std::nullopt;
+  }
+}
+
+class RowFusion {
+public:
+  RowFusion(FusionPartition& partition, PassContext& ctx, Device device)
+      : partition_(partition), ctx_(ctx), device_(device) {}
+
+  // Grows the row group of `seed` over the nodes after it.
+  void growFrom(Node& seed, const Rows& rows, const std::vector<Node*>& order, size_t start) {
+    int group = partition_.groupOf(&seed);
+    for (size_t i = start + 1; i < order.size(); ++i) {
+      Node& candidate = *order[i];
+      int theirs = partition_.groupOf(&candidate);
+      if (theirs == group || partition_.members(theirs).size() != 1 ||
+          !readsGroup(candidate, group) || !fits(candidate, rows) ||
+          !partition_.canMerge(group, theirs))
+        continue;
+      auto describe = [&] {
+        return "row-fusion: fuse " + candidate.describe() + " into the row group of " +
+               seed.describe() + " on " + device_.str() +
+               " (one kernel walks each row once per pass)";
+      };
+      if (!ctx_.decide("fusion", describe, {candidate.result()->name(), seed.result()->name()}))
+        continue;
+      partition_.merge(group, theirs);
+    }
+  }
+
+private:
+  bool readsGroup(const Node& node, int group) const {
+    for (const Value* operand : node.operands()) {
+      const Node* producer = operand ? operand->definingNode() : nullptr;
+      if (producer && partition_.groupOf(producer) == group) return true;
+    }
+    return false;
+  }
+
+  static bool fits(const Node& node, const Rows& rows) {
+    if (isFusablePointwise(node)) {
+      const Shape& shape = node.result()->tensorType().shape;
+      return shape == rows.kept || (shape == rows.full && rows.keepdim);
+    }
+    std::optional<Rows> theirs = rowsOf(node);
+    return theirs && *theirs == rows;
+  }
+
+  FusionPartition& partition_;
+  PassContext& ctx_;
+  Device device_;
+};
+
+class RowFusionPass : public TablePass<PassId::RowFusionPass> {
+public:
+  void run(Graph& graph, PassContext& ctx) override {
+    Device device;
+    try {
+      device = targetDevice(graph, ctx.options().target);
+    } catch (const Error&) {
+      return; // an unknown target or mixed devices: kernel selection reports it
+    }
+    if (device.isCpu()) return;
+    FusionPartition partition(graph);
+    RowFusion fusion(partition, ctx, device);
+    std::vector<Node*> order = graph.nodes();
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (partition.members(partition.groupOf(order[i])).size() != 1) continue;
+      if (std::optional<Rows> rows = rowsOf(*order[i])) fusion.growFrom(*order[i], *rows, order, i);
+    }
+    partition.materialize("row");
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createRowFusionPass() {
+  return std::make_unique<RowFusionPass>();
+}
+
+} // namespace loupe
