@@ -172,15 +172,23 @@ class LoupeGraph:
 
 class CudaGraphedGraph:
     """cuda_graphs mode: a compiled CUDA graph's launches (Loupe's kernels, cuBLASLt, the aten
-    fallbacks, on torch's current stream) captured in a CUDA graph once per input signature and
-    replayed, so a call costs one launch. The call's tensors are copied into the captured inputs;
-    the outputs are copies of the captured ones (a later replay overwrites those). A graph whose
+    fallbacks, on torch's current stream) captured in a CUDA graph per input signature and
+    replayed, so a call costs one launch.
+
+    A signature's first call runs uncaptured and notes where its tensors live; the second
+    captures. An input at the same address both times (a parameter, a buffer, a tensor the caller
+    reuses) is captured in place: the replay reads the caller's tensor where it is, and checks
+    that each call passes the same address (when one moves, the graph is re-captured with that
+    input copied). Every other input is copied into a captured one before the replay. The
+    outputs are copies of the captured ones (a later replay overwrites those). A graph whose
     capture fails (a step that must wait for the host, such as a constant computed on the host)
     says so once and runs uncaptured; strict mode raises."""
 
     def __init__(self, graph: LoupeGraph):
         self.graph = graph
         self.captured: dict[tuple, tuple] = {}
+        self.seen: dict[tuple, tuple] = {}  # signature -> input addresses of its last call
+        self.moved: dict[tuple, set] = {}  # signature -> inputs seen at a new address
         self.uncaptured = False
 
     @staticmethod
@@ -190,23 +198,45 @@ class CudaGraphedGraph:
             for a in args
         )
 
+    @staticmethod
+    def addresses(args: tuple) -> tuple:
+        return tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args)
+
     def __call__(self, *args) -> list:
         if self.uncaptured or self.graph.eager:
             return self.graph(*args)
         key = self.signature(args)
+        addresses = self.addresses(args)
         entry = self.captured.get(key)
+        if entry is not None and any(
+            captured is not None and captured != address
+            for captured, address in zip(entry[3], addresses)
+        ):  # an input captured in place has moved: capture again, copying it
+            self.moved.setdefault(key, set()).update(
+                i for i, (c, a) in enumerate(zip(entry[3], addresses)) if c is not None and c != a
+            )
+            del self.captured[key]
+            entry = None
         if entry is None:
+            previous = self.seen.get(key)
+            self.seen[key] = addresses
+            if previous is None:  # the first call of this signature runs uncaptured
+                return self.graph(*args)
+            in_place = [
+                isinstance(a, torch.Tensor) and p == q and i not in self.moved.get(key, ())
+                for i, (a, p, q) in enumerate(zip(args, previous, addresses))
+            ]
             try:
-                entry = self.captured[key] = self.capture(args)
+                entry = self.captured[key] = self.capture(args, in_place)
             except Exception as error:
                 if self.graph.strict:
                     raise
                 print(f"loupe: running without a CUDA graph: {describe(error)}", file=sys.stderr)
                 self.uncaptured = True
                 return self.graph(*args)
-        cuda_graph, static_inputs, static_outputs = entry
+        cuda_graph, static_inputs, static_outputs, _ = entry
         for static, arg in zip(static_inputs, args):
-            if isinstance(arg, torch.Tensor):
+            if isinstance(arg, torch.Tensor) and static is not arg:
                 static.copy_(arg)
         cuda_graph.replay()
         positions = {id(s): i for i, s in enumerate(static_inputs)}
@@ -219,8 +249,11 @@ class CudaGraphedGraph:
             for out in static_outputs
         ]
 
-    def capture(self, args: tuple) -> tuple:
-        static_inputs = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    def capture(self, args: tuple, in_place: list) -> tuple:
+        static_inputs = [
+            a if keep else a.clone() if isinstance(a, torch.Tensor) else a
+            for a, keep in zip(args, in_place)
+        ]
         # One uncaptured call first, on a side stream as torch recommends: it builds the kernels
         # and lays out this size's arena, which the captured launches then use.
         side = torch.cuda.Stream()
@@ -241,7 +274,8 @@ class CudaGraphedGraph:
             failed, self.graph.eager = self.graph.eager, False
         if failed:  # a step the capture refused: the graph still runs compiled, uncaptured
             raise RuntimeError("a step of the compiled graph cannot be captured (see the trace)")
-        return cuda_graph, static_inputs, static_outputs
+        captured_at = tuple(a.data_ptr() if keep else None for a, keep in zip(args, in_place))
+        return cuda_graph, static_inputs, static_outputs, captured_at
 
 
 class BisectingGraph:

@@ -224,3 +224,34 @@ def test_cuda_graphs_replay_each_size_they_captured(trace_path, how, capsys, mon
             expected = reference(x.double())
         assert_close_to_reference(got, eager, expected, f"batch {batch}")
     assert "without a CUDA graph" not in capsys.readouterr().err
+
+
+def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
+    import loupe.compiled
+
+    wrappers = []
+
+    class Recorded(loupe.compiled.CudaGraphedGraph):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            wrappers.append(self)
+
+    monkeypatch.setattr(loupe.compiled, "CudaGraphedGraph", Recorded)
+    model = Mlp().cuda()
+    options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
+    compiled = torch.compile(model, backend="loupe", options=options)
+    reference = Mlp().cuda().double()
+    reference.load_state_dict(model.state_dict())
+    inputs = [torch.randn(32, 256, device="cuda") for _ in range(4)]  # alive at once: 4 addresses
+    with torch.no_grad():
+        for step, x in enumerate(inputs):
+            assert_close_to_reference(compiled(x), model(x), reference(x.double()), f"call {step}")
+        (wrapper,) = wrappers
+        (entry,) = wrapper.captured.values()
+        in_place = [address is not None for address in entry[3]]
+        assert sum(in_place) == len(list(model.parameters())), in_place  # x is copied
+        # A parameter that moves is copied from then on: the results follow it.
+        model.up.weight.data = model.up.weight.data.clone() * 2
+        reference.up.weight.data *= 2
+        x = inputs[0]
+        assert_close_to_reference(compiled(x), model(x), reference(x.double()), "moved weight")
