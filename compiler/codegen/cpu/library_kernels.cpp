@@ -421,11 +421,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
 }
 
 void setCpuLibraryThreads(int threads) {
-  static int current = 0;
-  if (threads > 0 && threads != current) {
-    openblas_set_num_threads(threads);
-    current = threads;
-  }
+  if (threads > 0) setGemmThreads(threads);
 }
 
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,

@@ -33,9 +33,11 @@ inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
   return findCpuLibraryKernel(node, whyNot).has_value();
 }
 
-// How many threads BLAS may use. An embedder passes its own setting (torch's) so that Loupe's
-// gemms do not wake threads the caller did not ask for: on a loaded machine a gemm split over
-// two threads waits for the descheduled one. Cheap when unchanged.
+// How many threads library kernels may use from now on (the OpenMP threads a BLAS product is
+// split across, library/parallel_gemm.h); 0 leaves the setting as it is. An embedder passes its
+// own setting (torch.get_num_threads()) so that Loupe's gemms do not wake threads the caller did
+// not ask for: on a loaded machine a gemm split over two threads waits for the descheduled one.
+// Without a call, OpenMP's default (OMP_NUM_THREADS, else one per core). Cheap.
 void setCpuLibraryThreads(int threads);
 
 // `attrs` are the node's attributes with symbols bound; `outputs` are preallocated and

@@ -1,5 +1,5 @@
 // BLAS gemms on strided 2-D views: a view goes to BLAS as itself or as a transpose when its
-// layout allows, and is packed otherwise.
+// layout allows, and is packed otherwise. The products run through gemm (parallel_gemm.h).
 #pragma once
 
 #include <cblas.h>
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/codegen/cpu/library/parallel_gemm.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
@@ -44,20 +45,6 @@ inline BlasMatrix asBlasMatrix(const Tensor& m) {
     return {m.data(), CblasTrans, static_cast<int>(colStride), {}};
   Tensor packed = m.clone();
   return {packed.data(), CblasNoTrans, static_cast<int>(std::max<int64_t>(cols, 1)), packed};
-}
-
-// c = alpha * a @ b + beta * c.
-inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a,
-                 int lda, const float* b, int ldb, float* c, int ldc, double beta = 0.0,
-                 double alpha = 1.0) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(alpha), a, lda, b, ldb,
-              static_cast<float>(beta), c, ldc);
-}
-
-inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a,
-                 int lda, const double* b, int ldb, double* c, int ldc, double beta = 0.0,
-                 double alpha = 1.0) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // c = alpha * a @ b (+ c with `accumulate`) for row blocks of BLAS matrices: rows [aRow,
