@@ -4,6 +4,7 @@
 // (diverged_branch).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,15 +26,17 @@ std::map<std::string, GraphBreakRecord> breaksOf(const LoadedCompile& compile) {
 }
 
 // The lines the compile traced. A backward graph has none of its own: Dynamo traced the frame
-// once, for its forward, the compile of the same run and compile key that holds them.
+// once, for its forward, the latest earlier compile of the same run and compile key (keys
+// start again after torch._dynamo.reset()).
 std::vector<TracedLine> tracedLinesOf(const LoadedCompile& compile) {
   const TraceReader& trace = *compile.ref.trace;
   std::vector<TracedLine> lines = trace.tracedLines(compile.ref.compileId);
   if (!lines.empty() || compile.row.info.compile_key.empty()) return lines;
+  std::optional<int64_t> forward;
   for (const CompileRow& other : trace.compiles(compile.row.run_id))
-    if (other.id != compile.ref.compileId && other.info.compile_key == compile.row.info.compile_key)
-      if (lines = trace.tracedLines(other.id); !lines.empty()) break;
-  return lines;
+    if (other.id < compile.ref.compileId && other.info.compile_key == compile.row.info.compile_key)
+      forward = other.id;
+  return forward ? trace.tracedLines(*forward) : lines;
 }
 
 // Whether a graph break recorded in `mine` and not in `theirs` is at this line: the graph_break

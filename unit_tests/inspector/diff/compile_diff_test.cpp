@@ -494,6 +494,23 @@ TEST(CompileDiff, TheConditionOfADivergedBranchIsTheTopFinding) {
     EXPECT_NE(finding.kind, findingKindName(FindingKind::DivergedBranch));
 }
 
+TEST(CompileDiff, ABackwardGraphTakesTheLinesItsForwardTraced) {
+  // The backward graphs (recorded after their forwards, with the same compile keys) have no
+  // lines of their own.
+  TraceFile trace;
+  int64_t forwardA = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t forwardB = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  int64_t backwardA = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t backwardB = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordTracedLines(forwardA, branchPath(10));
+  trace.writer().recordTracedLines(forwardB, branchPath(12));
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, backwardA}, {&reader, backwardB});
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings.front().kind, findingKindName(FindingKind::DivergedBranch));
+  EXPECT_EQ(report.findings.front().source->line, 9);
+}
+
 TEST(CompileDiff, ABranchToAGraphBreakRanksBelowTheBreak) {
   // Large batches take the branch at line 12, which breaks the graph there.
   TraceFile trace;
