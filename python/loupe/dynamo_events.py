@@ -502,13 +502,13 @@ class DynamoEventCapture:
         compile_id = metrics.get("compile_id", compile_id)
         if self._active_compile_id == compile_id:
             self._active_compile_id = None
+        lines = self._traced_lines.take(compile_id)  # taken even when unused: nothing piles up
         compile_event = self._compiles.get(compile_id)
         if compile_event is None:
             return
         compile_event.fail_type = metrics.get("fail_type")
         compile_event.fail_reason = metrics.get("fail_reason")
         compile_event.finished = True
-        lines = self._traced_lines.take(compile_id)
         if lines:
             self._emit(TracedSource(compile_id, lines))
         if self._traced_lines.error is not None:
