@@ -73,6 +73,15 @@ void Trace::recordRecompile(int64_t compileId, const std::string& previousCompil
                                                      .failed_guard = std::move(failedGuard)});
 }
 
+void Trace::recordTracedLines(
+    int64_t compileId, const std::vector<std::tuple<std::string, int, std::string, int>>& lines) {
+  std::vector<TracedLine> records;
+  records.reserve(lines.size());
+  for (const auto& [file, line, function, depth] : lines)
+    records.push_back(TracedLine{.file = file, .line = line, .function = function, .depth = depth});
+  writer_.recordTracedLines(compileId, records);
+}
+
 void bindTrace(nb::module_& m) {
   nb::class_<CompileInfo>(m, "CompileInfo")
       .def(nb::init<>())
@@ -104,6 +113,10 @@ void bindTrace(nb::module_& m) {
            "compile of the graph before the break, or None for a run-level break.")
       .def("record_guards", &Trace::recordGuards, nb::arg("compile_id"), nb::arg("guards"),
            "Records (kind, expr, user_stack) per guard in one transaction.")
+      .def("record_traced_lines", &Trace::recordTracedLines, nb::arg("compile_id"),
+           nb::arg("lines"),
+           "Records the (file, line, function, inline depth) Dynamo traced, in order, in one "
+           "transaction; replaces the compile's earlier ones.")
       .def("mark_guard_failed", &Trace::markGuardFailed, nb::arg("compile_id"), nb::arg("kind"),
            nb::arg("expr"),
            "Sets failed=1 on the compile's guards with this kind and expr; returns how many.")

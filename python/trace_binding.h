@@ -58,6 +58,10 @@ public:
   void recordRecompile(int64_t compileId, const std::string& previousCompileKey,
                        const std::string& reason, std::optional<std::string> failedGuard);
 
+  // (file, line, function, inline depth) per line Dynamo traced, in order; replaces any.
+  void recordTracedLines(int64_t compileId,
+                         const std::vector<std::tuple<std::string, int, std::string, int>>& lines);
+
   TraceWriter& writer() { return writer_; }
   const std::string& path() const { return writer_.path(); }
 

@@ -22,7 +22,7 @@ namespace {
 constexpr Detector kCompileDetectors[] = {
     detectFirstDivergentPass, detectUnmatchedNodes, detectBroadcastBlowups, detectHardcodedDims,
     detectFusionDiffs,        detectKernelDiffs,    detectMemoryDiff,       detectGraphBreaks,
-    detectFailedGuards,       detectRetracedViews,
+    detectFailedGuards,       detectDivergedBranch, detectRetracedViews,
 };
 
 // One compile before and after a pass: what the pass removed, added or regrouped.

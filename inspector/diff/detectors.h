@@ -9,7 +9,8 @@
 //   nonlinear_findings.cpp   nonlinear_dim: dims fitted over several compiles
 //   decision_findings.cpp    fusion_diff, kernel_diff: what the compiler decided
 //   memory_findings.cpp      memory_diff: the planned peak
-//   dynamo_findings.cpp      graph_break, failed_guard: what Dynamo recorded around the compiles
+//   dynamo_findings.cpp      graph_break, failed_guard, diverged_branch: what Dynamo recorded
+//                            around the compiles (breaks, guards, the lines each traced)
 #pragma once
 
 #include <optional>
@@ -55,6 +56,7 @@ void detectKernelDiffs(const DiffInputs& in, std::vector<Finding>& findings);
 void detectMemoryDiff(const DiffInputs& in, std::vector<Finding>& findings);
 void detectGraphBreaks(const DiffInputs& in, std::vector<Finding>& findings);
 void detectFailedGuards(const DiffInputs& in, std::vector<Finding>& findings);
+void detectDivergedBranch(const DiffInputs& in, std::vector<Finding>& findings);
 
 // Several compiles of one frame (or one with symbolic shapes), each by its first snapshot.
 struct ScalingInputs {

@@ -1,12 +1,15 @@
 // What Dynamo recorded around the two compiles: a graph break in one compile only
-// (graph_break), and the guard whose failure made B a new compile (failed_guard), with the
-// user line that set it.
+// (graph_break), the guard whose failure made B a new compile (failed_guard), with the
+// user line that set it, and the condition after which the two traced different lines
+// (diverged_branch).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "inspector/diff/detectors.h"
+#include "inspector/diff/traced_path.h"
 
 namespace loupe::diff {
 
@@ -22,7 +25,52 @@ std::map<std::string, GraphBreakRecord> breaksOf(const LoadedCompile& compile) {
   return breaks;
 }
 
+// The lines the compile traced. A backward graph has none of its own: Dynamo traced the frame
+// once, for its forward, the latest earlier compile of the same run and compile key (keys
+// start again after torch._dynamo.reset()).
+std::vector<TracedLine> tracedLinesOf(const LoadedCompile& compile) {
+  const TraceReader& trace = *compile.ref.trace;
+  std::vector<TracedLine> lines = trace.tracedLines(compile.ref.compileId);
+  if (!lines.empty() || compile.row.info.compile_key.empty()) return lines;
+  std::optional<int64_t> forward;
+  for (const CompileRow& other : trace.compiles(compile.row.run_id))
+    if (other.id < compile.ref.compileId && other.info.compile_key == compile.row.info.compile_key)
+      forward = other.id;
+  return forward ? trace.tracedLines(*forward) : lines;
+}
+
+// Whether a graph break recorded in `mine` and not in `theirs` is at this line: the graph_break
+// finding then names the line itself.
+bool breaksOnlyAt(const std::map<std::string, GraphBreakRecord>& mine,
+                  const std::map<std::string, GraphBreakRecord>& theirs, const TracedLine& line) {
+  return std::any_of(mine.begin(), mine.end(), [&](const auto& entry) {
+    auto source = sourceOf(entry.second.user_stack);
+    return !theirs.count(entry.first) && source && source->file == line.file &&
+           source->line == line.line;
+  });
+}
+
 } // namespace
+
+void detectDivergedBranch(const DiffInputs& in, std::vector<Finding>& findings) {
+  std::optional<PathParting> parting = partingOf(tracedLinesOf(in.a), tracedLinesOf(in.b));
+  if (!parting) return;
+  const TracedLine& condition = parting->condition;
+  auto wentOn = [&](const std::optional<TracedLine>& next) {
+    return next ? "went on to " + describeLine(*next, condition) : std::string("stopped there");
+  };
+  // A branch that leads to a graph break in one compile only is the route to that break: the
+  // graph_break finding, which names the break, ranks above.
+  auto breaksA = breaksOf(in.a), breaksB = breaksOf(in.b);
+  bool toGraphBreak = (parting->nextA && breaksOnlyAt(breaksA, breaksB, *parting->nextA)) ||
+                      (parting->nextB && breaksOnlyAt(breaksB, breaksA, *parting->nextB));
+  FindingSource source{.file = condition.file, .line = condition.line};
+  findings.push_back(makeFinding(FindingKind::DivergedBranch, "", {}, source,
+                                 "A and B traced different code after " +
+                                     describeLine(condition, condition) + ": A " +
+                                     wentOn(parting->nextA) + ", B " + wentOn(parting->nextB),
+                                 0, toGraphBreak ? Evidence::Weak : Evidence::Strong));
+}
 
 void detectGraphBreaks(const DiffInputs& in, std::vector<Finding>& findings) {
   auto breaksA = breaksOf(in.a), breaksB = breaksOf(in.b);

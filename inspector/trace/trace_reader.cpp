@@ -352,6 +352,20 @@ std::vector<GuardRecord> TraceReader::guards(int64_t compile_id) const {
       compile_id);
 }
 
+std::vector<TracedLine> TraceReader::tracedLines(int64_t compile_id) const {
+  return selectAll(
+      *db_, R"sql(
+        SELECT file, line, function, depth
+        FROM traced_lines WHERE compile_id = ?1 ORDER BY ordinal)sql",
+      [](const SqliteQuery& row) {
+        return TracedLine{.file = row.get<std::string>(0),
+                          .line = row.get<int>(1),
+                          .function = row.get<std::string>(2),
+                          .depth = row.get<int>(3)};
+      },
+      compile_id);
+}
+
 std::vector<RecompileRecord> TraceReader::recompiles(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(

@@ -84,6 +84,8 @@ public:
   std::vector<GraphBreakRecord> graphBreaks(int64_t run_id) const;
   std::vector<GuardRecord> guards(int64_t compile_id) const;
   std::vector<RecompileRecord> recompiles(int64_t compile_id) const;
+  // In the order traced; none for a compile recorded without them (or before schema 13).
+  std::vector<TracedLine> tracedLines(int64_t compile_id) const;
   std::vector<WarningRecord> warnings(int64_t run_id) const;
 
   Summary summary() const;

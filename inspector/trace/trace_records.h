@@ -216,6 +216,18 @@ struct GuardRecord {
   bool operator==(const GuardRecord&) const = default;
 };
 
+// One line Dynamo traced while building a compile's graph (its `trace_source` log), in the
+// order traced: the compile's path through the user's code. Two compiles of one frame that
+// traced different sequences took different branches.
+struct TracedLine {
+  std::string file{};
+  int line = 0;
+  std::string function{};
+  int depth = 0; // 0: the compiled frame; 1: a function it calls, inlined; ...
+
+  bool operator==(const TracedLine&) const = default;
+};
+
 // Why a compile happened again: recorded against the new compile.
 struct RecompileRecord {
   std::string previous_compile_key{};

@@ -333,9 +333,23 @@ ALTER TABLE runs ADD COLUMN world_size INTEGER;
 ALTER TABLE runs ADD COLUMN process_group_backend TEXT;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1, kVersion2,  kVersion3,  kVersion4,
-                                    kVersion5, kVersion6,  kVersion7,  kVersion8,
-                                    kVersion9, kVersion10, kVersion11, kVersion12};
+// Version 13: the lines Dynamo traced for each compile, in order, so the differ can name the
+// condition at which two compiles of one frame took different branches.
+constexpr const char* kVersion13 = R"sql(
+CREATE TABLE traced_lines (
+  compile_id INTEGER NOT NULL REFERENCES compiles (id),
+  ordinal INTEGER NOT NULL,
+  file TEXT NOT NULL,
+  line INTEGER NOT NULL,
+  function TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  PRIMARY KEY (compile_id, ordinal)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
+                                    kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
+                                    kVersion11, kVersion12, kVersion13};
 
 } // namespace
 

@@ -406,6 +406,19 @@ void TraceWriter::recordRecompile(int64_t compile_id, const RecompileRecord& rec
            compile_id, recompile.previous_compile_key, recompile.reason, recompile.failed_guard);
 }
 
+void TraceWriter::recordTracedLines(int64_t compile_id, const std::vector<TracedLine>& lines) {
+  std::lock_guard lock(*mutex_);
+  SqliteTransaction transaction(*db_);
+  db_->run("DELETE FROM traced_lines WHERE compile_id = ?1", compile_id);
+  int64_t ordinal = 0;
+  for (const TracedLine& line : lines)
+    db_->run(R"sql(
+      INSERT INTO traced_lines (compile_id, ordinal, file, line, function, depth)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql",
+             compile_id, ordinal++, line.file, line.line, line.function, line.depth);
+  transaction.commit();
+}
+
 void TraceWriter::recordWarning(int64_t run_id, const WarningRecord& warning) {
   std::lock_guard lock(*mutex_);
   db_->run(R"sql(

@@ -80,6 +80,8 @@ public:
   // compile's guards with this kind and expression failed. Returns how many rows changed.
   int64_t markGuardFailed(int64_t compile_id, std::string_view kind, std::string_view expr);
   void recordRecompile(int64_t compile_id, const RecompileRecord& recompile);
+  // Replaces the compile's traced lines with these, in one transaction.
+  void recordTracedLines(int64_t compile_id, const std::vector<TracedLine>& lines);
   void recordWarning(int64_t run_id, const WarningRecord& warning);
 
   // Copies the write-ahead log into the .db file and empties it, as far as readers of the file

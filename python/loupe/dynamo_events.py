@@ -5,7 +5,8 @@ through the Python logger ``torch._logging._internal.trace_log``, and only build
 events while that logger has a handler. ``DynamoEventCapture`` attaches one, so no
 environment variable is needed, and turns each record into a plain dataclass: the
 compile and its input signature, graph breaks with the user stack, the guards of the
-compiled entry, recompiles with the guard that failed, and symbolic dims.
+compiled entry, recompiles with the guard that failed, symbolic dims, and the source lines
+each compile traced (``traced_lines.py``).
 
 Torch renames these internals between versions. Anything unexpected becomes a
 ``Warning`` event; nothing here raises into the user's program.
@@ -23,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .traced_lines import TracedLine, TracedLineCapture
+
 __all__ = [
     "StackFrame",
     "TensorInput",
@@ -31,6 +34,7 @@ __all__ = [
     "Guard",
     "Recompile",
     "SymbolCreated",
+    "TracedSource",
     "Warning",
     "DynamoEventCapture",
     "as_dict",
@@ -108,12 +112,20 @@ class SymbolCreated:
 
 
 @dataclass
+class TracedSource:
+    """The lines a compile traced, in order: reported once Dynamo finishes the compile."""
+
+    compile_id: str | None
+    lines: list[TracedLine]
+
+
+@dataclass
 class Warning:  # noqa: A001 - the event kind users see in the trace
     compile_id: str | None
     message: str
 
 
-DynamoEvent = CompileEvent | GraphBreak | Guard | Recompile | SymbolCreated | Warning
+DynamoEvent = CompileEvent | GraphBreak | Guard | Recompile | SymbolCreated | TracedSource | Warning
 
 _SIZE_SOURCE = re.compile(r"^(?P<tensor>.*)\.size\(\)\[(?P<dim>\d+)\]$")
 _GUARD_LINE = re.compile(r"^(?P<indent>[| ]*)\+- (?P<kind>[A-Za-z_]+): (?P<rest>.*)$")
@@ -194,6 +206,7 @@ class DynamoEventCapture:
         self._listeners: list[Callable[[DynamoEvent], None]] = []
         self._record_ends: list[Callable[[], None]] = []
         self._handler = _CaptureHandler(self)
+        self._traced_lines = TracedLineCapture(self.current_compile_id)
         self._parsers: dict[str, Callable[[dict[str, Any], Any, str | None], None]] = {
             "str": self._on_str,
             "dynamo_start": self._on_dynamo_start,
@@ -229,12 +242,16 @@ class DynamoEventCapture:
             trace_log.setLevel(logging.DEBUG)
             trace_log.propagate = False
             trace_log.addHandler(self._handler)
+            unavailable = self._traced_lines.install()
+            if unavailable is not None:
+                self._warn(None, f"{unavailable} on torch {_torch_version()}")
         return self
 
     def uninstall(self) -> None:
         with self._lock:
             if self._logger is None or self._saved_state is None:
                 return
+            self._traced_lines.uninstall()
             self._logger.removeHandler(self._handler)
             self._logger.setLevel(self._saved_state[0])
             self._logger.propagate = self._saved_state[1]
@@ -485,12 +502,21 @@ class DynamoEventCapture:
         compile_id = metrics.get("compile_id", compile_id)
         if self._active_compile_id == compile_id:
             self._active_compile_id = None
+        lines = self._traced_lines.take(compile_id)  # taken even when unused: nothing piles up
         compile_event = self._compiles.get(compile_id)
         if compile_event is None:
             return
         compile_event.fail_type = metrics.get("fail_type")
         compile_event.fail_reason = metrics.get("fail_reason")
         compile_event.finished = True
+        if lines:
+            self._emit(TracedSource(compile_id, lines))
+        if self._traced_lines.error is not None:
+            self._warn(
+                compile_id,
+                f"dynamo trace_source records not readable on torch {_torch_version()}: "
+                f"{self._traced_lines.error}",
+            )
         if compile_event.fail_type is None and compile_id not in self._guard_tree_seen:
             self._warn(
                 compile_id,

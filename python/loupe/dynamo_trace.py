@@ -9,6 +9,7 @@ as soon as the trace row it belongs to exists:
   before compiling that graph, so it waits for the compile to begin, and becomes a run-level
   row if Dynamo finishes the compile without calling Loupe (an empty graph before the break);
 - a recompile goes to the new compile, and marks the failed guard of the rejected compile;
+- the lines a compile traced go to its first Loupe compile, like its guards;
 - a capture warning (a hook this torch lacks) becomes a warnings row.
 
 Whatever is still waiting when Dynamo finishes a compile or the process exits is written
@@ -32,6 +33,7 @@ from .dynamo_events import (
     Guard,
     Recompile,
     StackFrame,
+    TracedSource,
     Warning,
 )
 
@@ -162,6 +164,8 @@ class DynamoTraceRecorder:
                 event.reason,
                 stack,
             )
+        elif isinstance(event, TracedSource) and linked:
+            self._guarded(row, trace.record_traced_lines, compile_id, event.lines)
         elif isinstance(event, Recompile) and linked:
             failed = event.failed_guard
             failed_guard = f"{failed.kind}: {failed.expr}" if failed else None
@@ -177,7 +181,7 @@ class DynamoTraceRecorder:
             self._guarded(row, trace.record_warning, row.run_id, message)
         elif isinstance(event, Warning):
             self._guarded(row, trace.record_warning, row.run_id, event.message, compile_id)
-        # else: a guard of a compile Loupe never saw has no row to belong to
+        # else: a guard or traced lines of a compile Loupe never saw have no row to belong to
 
     def _write_guards(self) -> None:
         """Writes the waiting guards, a transaction per compile (one per guard would cost more

@@ -15,8 +15,10 @@ from loupe.dynamo_events import (
     Guard,
     Recompile,
     SymbolCreated,
+    TracedSource,
     Warning,
 )
+from loupe.traced_lines import LOGGER_NAME
 
 
 @pytest.fixture(autouse=True)
@@ -146,6 +148,59 @@ def test_current_compile_id_inside_backend_matches_the_compile():
 
     (compile_event,) = of_type(capture, CompileEvent)
     assert seen == [compile_event.compile_id]
+
+
+def branch_on_parity(x):
+    h = x * 2
+    if h.size(0) % 2 == 0:
+        y = h + 1
+    else:
+        y = h - 1
+    return y.sum()
+
+
+@pytest.mark.parametrize("dynamic", [False, None])
+def test_each_compile_records_the_lines_it_traced(dynamic):
+    with DynamoEventCapture() as capture:
+        compiled = torch.compile(branch_on_parity, backend="eager", dynamic=dynamic)
+        for size in (4, 5):
+            compiled(torch.randn(size))
+
+    traced = {event.compile_id: event.lines for event in of_type(capture, TracedSource)}
+    assert set(traced) == {"0/0", "0/1"}, traced
+    condition = line_of(branch_on_parity, "if h.size(0)")
+    even, odd = line_of(branch_on_parity, "h + 1"), line_of(branch_on_parity, "h - 1")
+    file = inspect.getsourcefile(branch_on_parity)
+    for compile_id, taken, skipped in (("0/0", even, odd), ("0/1", odd, even)):
+        lines = [line for f, line, function, depth in traced[compile_id] if f == file]
+        assert all(f == file and fn == "branch_on_parity" for f, _, fn, _ in traced[compile_id])
+        assert lines.index(taken) == lines.index(condition) + 1, (compile_id, lines)
+        assert skipped not in lines
+
+
+def test_traced_lines_reach_no_user_handler_and_the_logger_is_restored():
+    received = []
+
+    class UserHandler(logging.Handler):
+        def emit(self, record):
+            received.append(record)
+
+    source_log = logging.getLogger(LOGGER_NAME)
+    before = (source_log.level, source_log.propagate, list(source_log.handlers))
+    root = logging.getLogger()
+    user_handler = UserHandler(logging.DEBUG)
+    root.addHandler(user_handler)
+    try:
+        capture = DynamoEventCapture().install()
+        torch.compile(branch_on_parity, backend="eager")(torch.randn(4))
+        capture.uninstall()
+    finally:
+        root.removeHandler(user_handler)
+    assert of_type(capture, TracedSource)
+    assert not [r for r in received if r.name == LOGGER_NAME]
+    if not any(isinstance(h, type(capture._traced_lines._handler)) for h in before[2]):
+        # No other capture (the backend's process-wide one) holds the logger: restored as found.
+        assert (source_log.level, source_log.propagate, list(source_log.handlers)) == before
 
 
 def test_uninstall_restores_logger_exactly():

@@ -33,7 +33,7 @@ def run_sample(script: Path, trace: Path) -> None:
         ("broadcast_blowup", "broadcast_blowup"),
         ("hardcoded_reshape", "hardcoded_dim"),
         ("shape_graph_break", "graph_break"),
-        ("shape_recompile", "failed_guard"),
+        ("shape_recompile", "diverged_branch"),
     ],
 )
 def test_top_finding_names_the_planted_line(tmp_path, sample, kind):
@@ -59,6 +59,18 @@ def test_top_finding_names_the_planted_line(tmp_path, sample, kind):
     assert named, f"no diff's top finding is a {kind} at line {planted_line(script)}: {tops}"
     if sample != "shape_recompile":
         assert tops[0] in named
+    else:
+        # The parity branch is also the guard that failed: that finding names the line too,
+        # ranked below the branch, which names where each compile went on.
+        guards = [
+            f
+            for d in report["diffs"]
+            for f in d["findings"]
+            if f["kind"] == "failed_guard"
+            and f["source"]
+            and f["source"]["line"] == planted_line(script)
+        ]
+        assert guards, report
 
 
 def test_bisect_names_a_randomly_injected_fault(tmp_path):

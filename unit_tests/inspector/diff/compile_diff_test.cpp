@@ -455,6 +455,82 @@ TEST(CompileDiff, GraphBreakInOneCompileOnly) {
   EXPECT_NE(report.findings[0].message.find("only in B"), std::string::npos);
 }
 
+// f's lines in branch.py as Dynamo traced them: `if h.size(0) % 2 == 0:` at line 9 takes
+// line 10 for even sizes and line 12 for odd ones.
+std::vector<TracedLine> branchPath(int branchLine) {
+  std::vector<TracedLine> lines;
+  for (int line : {7, 8, 9, branchLine, 13})
+    lines.push_back({.file = "branch.py", .line = line, .function = "f"});
+  return lines;
+}
+
+TEST(CompileDiff, TheConditionOfADivergedBranchIsTheTopFinding) {
+  // Static shapes: no guard names the `if`; the graphs differ from the frontend on (an add in
+  // one, a sub in the other), and the first divergent line is the branch, not the condition.
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", fused(16, false)}}, "0/1");
+  trace.writer().recordTracedLines(a, branchPath(10));
+  trace.writer().recordTracedLines(c, branchPath(12));
+  trace.writer().recordRecompile(c, RecompileRecord{.previous_compile_key = "0/0",
+                                                    .reason = "tensor 'x' size mismatch at index 0",
+                                                    .failed_guard = "L['x'].size()[0] == 8"});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_FALSE(report.findings.empty());
+  const Finding& top = report.findings.front();
+  EXPECT_EQ(top.kind, findingKindName(FindingKind::DivergedBranch));
+  ASSERT_TRUE(top.source);
+  EXPECT_EQ(top.source->file, "branch.py");
+  EXPECT_EQ(top.source->line, 9);
+  EXPECT_NE(top.message.find("A went on to line 10, B went on to line 12"), std::string::npos)
+      << top.message;
+  EXPECT_FALSE(report.same);
+
+  // The same lines in both compiles: no finding of this kind.
+  trace.writer().recordTracedLines(c, branchPath(10));
+  const TraceReader& same = trace.reader();
+  for (const Finding& finding : diffCompiles({&same, a}, {&same, c}).findings)
+    EXPECT_NE(finding.kind, findingKindName(FindingKind::DivergedBranch));
+}
+
+TEST(CompileDiff, ABackwardGraphTakesTheLinesItsForwardTraced) {
+  // The backward graphs (recorded after their forwards, with the same compile keys) have no
+  // lines of their own.
+  TraceFile trace;
+  int64_t forwardA = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t forwardB = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  int64_t backwardA = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t backwardB = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordTracedLines(forwardA, branchPath(10));
+  trace.writer().recordTracedLines(forwardB, branchPath(12));
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, backwardA}, {&reader, backwardB});
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings.front().kind, findingKindName(FindingKind::DivergedBranch));
+  EXPECT_EQ(report.findings.front().source->line, 9);
+}
+
+TEST(CompileDiff, ABranchToAGraphBreakRanksBelowTheBreak) {
+  // Large batches take the branch at line 12, which breaks the graph there.
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", mlp(8)}});
+  int64_t c = trace.compile({{"shape-propagation", mlp(16)}}, "0/1");
+  trace.writer().recordTracedLines(a, branchPath(10));
+  trace.writer().recordTracedLines(c, branchPath(12));
+  trace.writer().recordGraphBreak(
+      trace.run(), GraphBreakRecord{.compile_id = c,
+                                    .frame_name = "f",
+                                    .reason = "print",
+                                    .user_stack = {{"branch.py", 12, "f", "print(x)"}}});
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  ASSERT_EQ(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings[0].kind, findingKindName(FindingKind::GraphBreak));
+  EXPECT_EQ(report.findings[1].kind, findingKindName(FindingKind::DivergedBranch));
+  EXPECT_EQ(report.findings[1].score, findingKindInfo(FindingKind::DivergedBranch).weakBase + 3);
+}
+
 TEST(CompileDiff, ScoresStartFromTheKindsBaseInTheTable) {
   // A graph break with its line: the base plus the bonus for naming a line. The plain size
   // guard (no line) is weak evidence: its kind's weak base and nothing more.

@@ -266,6 +266,20 @@ TEST(TraceRoundTrip, GuardsRecordedTogetherReadBackInOrder) {
   EXPECT_EQ(TraceReader(path).guards(compile_id), guards);
 }
 
+TEST(TraceRoundTrip, TracedLinesReadBackInOrderAndAreReplaced) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  TraceWriter writer(path);
+  int64_t compile_id =
+      writer.beginCompile(writer.beginRun(sampleRun("host-a")), sampleCompile("0/0"));
+  const std::vector<TracedLine> lines = {{.file = "m.py", .line = 3, .function = "f"},
+                                         {.file = "n.py", .line = 9, .function = "g", .depth = 1},
+                                         {.file = "m.py", .line = 3, .function = "f"}};
+  writer.recordTracedLines(compile_id, {{.file = "m.py", .line = 1, .function = "f"}});
+  writer.recordTracedLines(compile_id, lines); // a restarted trace replaces the first
+  EXPECT_EQ(TraceReader(path).tracedLines(compile_id), lines);
+}
+
 TEST(TraceRoundTrip, WriterStampsMissingTimestamps) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");

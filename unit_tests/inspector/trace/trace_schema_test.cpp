@@ -65,6 +65,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
       writer.recordKernelStats(1, {{.kernel = "k0", .calls = 2, .total_ms = 1}});
       writer.recordMemoryLayout(1, {.bindings = {{"s0", 4}}, .peak_bytes = 64});
       writer.recordReduction(1, {.original_nodes = 30, .reduced_nodes = 2, .command = "loupe run"});
+      writer.recordTracedLines(1, {{.file = "m.py", .line = 3, .function = "f"},
+                                   {.file = "m.py", .line = 4, .function = "f"}});
     }
     EXPECT_EQ(queryInt(path, "PRAGMA user_version"), latestSchemaVersion());
 
@@ -86,6 +88,8 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     EXPECT_EQ(reader.memoryLayouts(1).at(0).peak_bytes, 64);
     ASSERT_EQ(reader.reductions(1).size(), 1u);
     EXPECT_EQ(reader.reductions(1)[0].reduction.reduced_nodes, 2);
+    ASSERT_EQ(reader.tracedLines(1).size(), 2u);
+    EXPECT_EQ(reader.tracedLines(1)[1].line, 4);
   }
 }
 
