@@ -2,6 +2,8 @@
 // (group_analysis.h), laid out (cuda_kernel_layout.h), then emitted (cuda_kernel_emitter.h).
 #include "compiler/codegen/cuda/cuda_codegen.h"
 
+#include <algorithm>
+
 #include "compiler/codegen/cuda/cuda_kernel_emitter.h"
 #include "compiler/codegen/cuda/cuda_kernel_layout.h"
 #include "compiler/codegen/group_analysis.h"
@@ -36,10 +38,15 @@ std::string strategyOf(const CudaKernelLayout& layout) {
                std::to_string(layout.cachedInputs.size()) +
                " input(s) kept in registers between "
                "passes (_row); ";
-  if (layout.entries.front() == CudaEntryRole::ReductionRow)
+  bool rows = std::find(layout.entries.begin(), layout.entries.end(),
+                        CudaEntryRole::ReductionRow) != layout.entries.end();
+  if (rows)
     return reduced +
            "one warp or block per output when the reduced dims (innermost) are contiguous and "
-           "rows at least a warp long (_row), else one thread per output";
+           "rows at least a warp long (_row; with " +
+           std::to_string(layout.vectorWidth) +
+           "-element vector accesses where the rows are dense and aligned, _rowvec), else one "
+           "thread per output";
   return reduced + "one thread per output (a kept dim is inside the reduced ones)";
 }
 

@@ -62,6 +62,29 @@ bool vectorisable(const std::vector<int64_t>& sizes, const int64_t* strides, boo
   return (span == dense || span % width == 0) && reinterpret_cast<uintptr_t>(data) % chunk == 0;
 }
 
+// Whether the vectorised row entry can take these tensors: the row length a multiple of the
+// vector width, and in every operand that walks the rows, the innermost stride 1 (an output)
+// or 0 or 1 (an input), and where it is 1, every other stride a multiple of the width and the
+// pointer aligned to a vector, so that each row starts on one.
+bool rowsVectorisable(const CudaKernelLayout& layout, const std::vector<int64_t>& sizes,
+                      const int64_t* strides, const std::vector<const Tensor*>& tensors) {
+  if (sizes.empty() || sizes.back() % layout.vectorWidth != 0) return false;
+  size_t rank = sizes.size();
+  for (size_t p = 0; p < tensors.size(); ++p) {
+    if (!layout.walksReducedDims[p]) continue;
+    const int64_t* own = strides + p * rank;
+    bool output = p >= layout.numInputs;
+    if (own[rank - 1] == 0 && !output) continue;
+    if (own[rank - 1] != 1) return false;
+    for (size_t d = 0; d + 1 < rank; ++d)
+      if (sizes[d] > 1 && own[d] % layout.vectorWidth != 0) return false;
+    size_t chunk = std::min<size_t>(16, static_cast<size_t>(layout.vectorWidth) *
+                                            storedBytes(layout.dtypes[p]));
+    if (reinterpret_cast<uintptr_t>(tensors[p]->data()) % chunk != 0) return false;
+  }
+  return true;
+}
+
 } // namespace
 
 const char* cudaEntryRoleName(CudaEntryRole role) {
@@ -72,6 +95,8 @@ const char* cudaEntryRoleName(CudaEntryRole role) {
     return "pointwise-vectorised";
   case CudaEntryRole::ReductionRow:
     return "reduction-row";
+  case CudaEntryRole::ReductionRowVectorised:
+    return "reduction-row-vectorised";
   case CudaEntryRole::ReductionPerOutput:
     return "reduction-per-output";
   }
@@ -174,12 +199,17 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
   bool rowShaped = std::find(layout.entries.begin(), layout.entries.end(),
                              CudaEntryRole::ReductionRow) != layout.entries.end();
   if (rowShaped && innerContiguous && reduced >= kRowMinimum) {
-    has(CudaEntryRole::ReductionRow);
+    bool vector = has(CudaEntryRole::ReductionRowVectorised) &&
+                  rowsVectorisable(layout, sizes, strideWords, tensors);
+    has(vector ? CudaEntryRole::ReductionRowVectorised : CudaEntryRole::ReductionRow);
     unsigned perRow = reduced <= kWarpRowMaximum ? 32 : reduced <= 16384 ? 256 : kCudaRowBlock;
     unsigned rowsPerBlock = perRow == 32 ? 8 : 1;
     launch.why = perRow == 32
-                     ? "row: one warp per output, the reduced dims innermost and contiguous"
-                     : "row: one block per output, the reduced dims innermost and contiguous";
+                     ? vector
+                           ? "row, vectorised: one warp per output, rows dense and aligned"
+                           : "row: one warp per output, the reduced dims innermost and contiguous"
+                 : vector ? "row, vectorised: one block per output, rows dense and aligned"
+                          : "row: one block per output, the reduced dims innermost and contiguous";
     launch.block[0] = perRow;
     launch.block[1] = rowsPerBlock;
     launch.grid[0] = gridFor(rows, rowsPerBlock, multiprocessors);

@@ -28,10 +28,12 @@ namespace loupe {
 
 // What an entry of a generated kernel does; a kernel has one entry per variant it offers.
 enum class CudaEntryRole {
-  Pointwise,           // any strides: grid-stride loop over the linear index
-  PointwiseVectorised, // dense outputs, inputs dense or broadcast along whole rows, aligned
-  ReductionRow,        // one warp or block per output; the reduced dims are the innermost
-  ReductionPerOutput,  // one thread per output looping over the reduced dims: any strides
+  Pointwise,              // any strides: grid-stride loop over the linear index
+  PointwiseVectorised,    // dense outputs, inputs dense or broadcast along whole rows, aligned
+  ReductionRow,           // one warp or block per output; the reduced dims are the innermost
+  ReductionRowVectorised, // the row entry with vector accesses: one innermost reduced dim,
+                          // rows dense (or broadcast) and aligned in every operand walking them
+  ReductionPerOutput,     // one thread per output looping over the reduced dims: any strides
 };
 const char* cudaEntryRoleName(CudaEntryRole role);
 

@@ -47,7 +47,10 @@ public:
         entry(role, kCudaPointwiseBlock, [&] { emitVectorised(); });
         break;
       case CudaEntryRole::ReductionRow:
-        entry(role, kCudaRowBlock, [&] { emitRowReduction(); });
+        entry(role, kCudaRowBlock, [&] { emitRowReduction(false); });
+        break;
+      case CudaEntryRole::ReductionRowVectorised:
+        entry(role, kCudaRowBlock, [&] { emitRowReduction(true); });
         break;
       case CudaEntryRole::ReductionPerOutput:
         entry(role, kCudaPointwiseBlock, [&] { emitPerOutputReduction(); });
@@ -320,8 +323,10 @@ private:
   // outputs. After a pass, the row's results are combined across its threads (`combineRow`,
   // for the row entry) and the kept values they make available are computed, by every thread.
   // The kept outputs are stored at the end, under `storeGuard` (one thread of the row).
-  // `walk(body)` opens the loop over the row's reduced elements around body().
-  using RowWalk = std::function<void(const std::function<void()>&)>;
+  // `walk(body, stores)` opens the loop over the row's reduced elements around body(element),
+  // `element` addressing each operand's element there; `stores`: the body stores the full-space
+  // outputs (through `element`).
+  using RowWalk = std::function<void(const std::function<void(const Addressing&)>&, bool)>;
 
   void emitRow(const std::vector<Accumulator>& accumulators, const RowWalk& walk,
                const std::function<void(const Accumulator&)>& combineRow,
@@ -334,16 +339,19 @@ private:
         if (passOf(acc.reduction->operand(0)) == pass) folded.push_back(&acc);
       for (const Accumulator* acc : folded)
         line(acc->type + " " + acc->name + " = " + acc->init + ";");
-      walk([&] {
-        auto names = names_;
-        emitLoads(Space::Full, strided(all_));
-        emitNodes(Space::Full, pass);
-        for (const Accumulator* acc : folded)
-          line(acc->name + " = " + acc->combine + "(" + acc->name + ", " +
-               operandAs(acc->reduction->operand(0), acc->dtype) + ");");
-        if (pass == group_.passes - 1) emitStores(strided(all_), Space::Full);
-        names_ = std::move(names);
-      });
+      bool last = pass == group_.passes - 1;
+      walk(
+          [&](const Addressing& element) {
+            auto names = names_;
+            emitLoads(Space::Full, element);
+            emitNodes(Space::Full, pass);
+            for (const Accumulator* acc : folded)
+              line(acc->name + " = " + acc->combine + "(" + acc->name + ", " +
+                   operandAs(acc->reduction->operand(0), acc->dtype) + ");");
+            if (last) emitStores(element, Space::Full);
+            names_ = std::move(names);
+          },
+          last);
       for (const Accumulator* acc : folded) {
         combineRow(*acc);
         const ReductionRecipe& recipe = *registry_.find(acc->reduction->op())->reduction;
@@ -374,11 +382,11 @@ private:
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = first; row < rows; row += step) {", [&] {
       decompose("row", kept_);
-      auto walk = [&](const std::function<void()>& body) {
+      auto walk = [&](const std::function<void(const Addressing&)>& body, bool) {
         for (size_t d : group_.reducedDims)
           open("for (int64_t i" + std::to_string(d) + " = 0; i" + std::to_string(d) + " < " +
                size(d) + "; ++i" + std::to_string(d) + ") {");
-        body();
+        body(strided(all_));
         for (size_t k = 0; k < group_.reducedDims.size(); ++k)
           close();
       };
@@ -391,7 +399,48 @@ private:
   // the innermost: each thread folds every blockDim.x-th element, neighbours reading neighbours,
   // then the row combines its partial results (loupe_row_allreduce) so that every thread of the
   // row holds the result for the next pass.
-  void emitRowReduction() {
+  // The operands the row loop reads or writes: full-space inputs and outputs.
+  std::vector<size_t> rowOperands() const {
+    std::vector<size_t> operands;
+    for (size_t p = 0; p < operandCount(); ++p)
+      if (inSpace(operandValue(p), Space::Full)) operands.push_back(p);
+    return operands;
+  }
+
+  // The vectorised walk over one row (one innermost reduced dim; the host checked that every
+  // row operand is dense and aligned along it, or an input broadcast along it): each thread
+  // takes `width` consecutive elements at a time, moved as whole vectors, and computes them
+  // lane by lane.
+  void walkRowVectors(const std::function<void(const Addressing&)>& body, bool stores) {
+    std::string width = std::to_string(layout_.vectorWidth);
+    size_t inner = group_.iterationShape.size() - 1, inputs = group_.inputs.size();
+    scoped("for (int64_t c = threadIdx.x; c < count / " + width + "; c += blockDim.x) {", [&] {
+      line("const int64_t e = c * " + width + ";");
+      for (size_t p : rowOperands()) {
+        std::string i = std::to_string(p), start;
+        for (size_t d : kept_)
+          start += "i" + std::to_string(d) + " * " + stride(p, d) + " + ";
+        line("alignas(16) " + storageType(dtypeOf(p)) + " r" + i + "[" + width + "];");
+        line("const int64_t row" + i + " = " + start + "0;");
+        if (p >= inputs) continue;
+        line("if (" + stride(p, inner) + " == 0) {");
+        line("  for (int l = 0; l < " + width + "; ++l) r" + i + "[l] = p" + i + "[row" + i + "];");
+        line("} else {");
+        line("  loupe_vload(r" + i + ", p" + i + " + row" + i + " + e);");
+        line("}");
+      }
+      line("#pragma unroll");
+      scoped("for (int l = 0; l < " + width + "; ++l) {",
+             [&] { body([](size_t p) { return "r" + std::to_string(p) + "[l]"; }); });
+      if (!stores) return;
+      for (size_t p : rowOperands())
+        if (p >= inputs)
+          line("loupe_vstore(p" + std::to_string(p) + " + row" + std::to_string(p) + " + e, r" +
+               std::to_string(p) + ");");
+    });
+  }
+
+  void emitRowReduction(bool vectorised) {
     std::vector<Accumulator> accumulators = declareAccumulators(false);
     for (const Accumulator& acc : accumulators)
       line("__shared__ " + acc.type + " partials" + acc.name.substr(3) + "[32];");
@@ -400,10 +449,11 @@ private:
            "row += int64_t(gridDim.x) * blockDim.y) {",
            [&] {
              decompose("row", kept_);
-             auto walk = [&](const std::function<void()>& body) {
+             auto walk = [&](const std::function<void(const Addressing&)>& body, bool stores) {
+               if (vectorised) return walkRowVectors(body, stores);
                scoped("for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {", [&] {
                  decompose("r", group_.reducedDims);
-                 body();
+                 body(strided(all_));
                });
              };
              auto combineRow = [&](const Accumulator& acc) {

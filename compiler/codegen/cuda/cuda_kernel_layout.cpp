@@ -43,16 +43,18 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
   layout.reducedDims = group.reducedDims;
   layout.passes = group.passes;
   layout.reductions = group.reductions.size();
-  if (layout.reduction) {
-    if (reducedDimsInnermost(group)) layout.entries.push_back(CudaEntryRole::ReductionRow);
-    layout.entries.push_back(CudaEntryRole::ReductionPerOutput);
-    return layout;
-  }
-  // 16 bytes of the narrowest operand per thread, at most 8 elements (registers).
+  // 16 bytes of the narrowest operand per vector, at most 8 elements (registers).
   size_t narrowest = 16;
   for (DType dtype : layout.dtypes)
     narrowest = std::min(narrowest, storedBytes(dtype));
   layout.vectorWidth = static_cast<int>(std::min<size_t>(16 / narrowest, 8));
+  if (layout.reduction) {
+    if (reducedDimsInnermost(group) && group.reducedDims.size() == 1)
+      layout.entries.push_back(CudaEntryRole::ReductionRowVectorised);
+    if (reducedDimsInnermost(group)) layout.entries.push_back(CudaEntryRole::ReductionRow);
+    layout.entries.push_back(CudaEntryRole::ReductionPerOutput);
+    return layout;
+  }
   if (!group.iterationShape.empty()) layout.entries.push_back(CudaEntryRole::PointwiseVectorised);
   layout.entries.push_back(CudaEntryRole::Pointwise);
   return layout;
@@ -70,6 +72,8 @@ std::string entryName(const std::string& kernelName, CudaEntryRole role) {
     return entry + "_vec";
   case CudaEntryRole::ReductionRow:
     return entry + "_row";
+  case CudaEntryRole::ReductionRowVectorised:
+    return entry + "_rowvec";
   }
   return entry;
 }

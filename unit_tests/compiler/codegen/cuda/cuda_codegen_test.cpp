@@ -53,13 +53,15 @@ graph @g(%x: f16[s0,128]) -> (f16[s0]) {
   return %s
 })");
   GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k1");
-  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1_row", "loupe_k1"}));
+  EXPECT_EQ(kernel.entries,
+            (std::vector<std::string>{"loupe_k1_rowvec", "loupe_k1_row", "loupe_k1"}));
   EXPECT_NE(kernel.source.find("loupe_row_reduce("), std::string::npos);
   // f16 accumulates in float.
   EXPECT_NE(kernel.source.find("float acc0 = "), std::string::npos) << kernel.source;
   EXPECT_EQ(
       describeCudaKernel(firstNode(*graph)).entries,
-      (std::vector<CudaEntryRole>{CudaEntryRole::ReductionRow, CudaEntryRole::ReductionPerOutput}));
+      (std::vector<CudaEntryRole>{CudaEntryRole::ReductionRowVectorised,
+                                  CudaEntryRole::ReductionRow, CudaEntryRole::ReductionPerOutput}));
 }
 
 TEST(CudaCodegen, OuterReductionHasOnlyThePerOutputEntry) {

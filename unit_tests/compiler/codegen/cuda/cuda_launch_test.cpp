@@ -136,12 +136,16 @@ graph @g(%x: f32[s0,s1]) -> (f32[s0]) {
     return kernel.plan({rows, columns}, {&x}, s);
   };
   CudaLaunch warp = plan(1000, 768, {});
-  EXPECT_EQ(kernel.entry(warp), "loupe_k_row") << warp.why;
+  EXPECT_EQ(kernel.entry(warp), "loupe_k_rowvec") << warp.why; // dense, aligned rows
   EXPECT_EQ(warp.block[0], 32u);
   EXPECT_EQ(warp.block[1], 8u);
   EXPECT_EQ(warp.grid[0], 125u);
+  // Rows 770 elements apart start off a 16-byte boundary every other row: the scalar row entry.
+  EXPECT_EQ(kernel.entry(plan(1000, 768, {770, 1})), "loupe_k_row");
+  // A row length that is no multiple of the vector: the scalar row entry.
+  EXPECT_EQ(kernel.entry(plan(1000, 767, {})), "loupe_k_row");
   CudaLaunch block = plan(2, 100000, {});
-  EXPECT_EQ(kernel.entry(block), "loupe_k_row");
+  EXPECT_EQ(kernel.entry(block), "loupe_k_rowvec");
   EXPECT_EQ(block.block[0], 512u);
   EXPECT_EQ(block.block[1], 1u);
   EXPECT_EQ(block.grid[0], 2u);
