@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import sympy
 import torch
 import torch.fx
 
@@ -345,10 +346,18 @@ def _unrequested_result(target: Any, index: int, args: dict) -> str | None:
 
 
 def _symbolic_value(value: Any) -> Any:
-    """A node standing for a SymInt is the expression it computes."""
-    if isinstance(value, torch.fx.Node) and isinstance(value.meta.get("val"), torch.SymInt):
+    """A node standing for a SymInt is the expression it computes; one standing for a plain
+    int (an op's int result, say) is that int."""
+    if isinstance(value, torch.fx.Node) and _is_scalar_result(value.meta.get("val")):
         return value.meta["val"]
     return value
+
+
+def _is_scalar_result(value: Any) -> bool:
+    """An int an op returns beside its tensors (cuDNN attention's max_q and max_k): torch's
+    fake run knows its value (a constant, or an expression of the graph's symbols), so its uses
+    spell it and the op's Loupe node leaves it out of its results, as run_fallback does."""
+    return isinstance(value, (int, torch.SymInt))
 
 
 def attr_text(value: Any, what: str) -> str:
@@ -513,10 +522,16 @@ class _Converter:
                     if out is None:
                         outputs.append(None)
                         continue
-                    if isinstance(out, torch.fx.Node) and isinstance(
-                        out.meta.get("val"), torch.SymInt
-                    ):
-                        outputs.append(out.meta["val"].node.expr)
+                    if isinstance(out, int) and not isinstance(out, bool):
+                        outputs.append(sympy.Integer(out))  # an int the trace baked in
+                        continue
+                    if isinstance(out, torch.fx.Node) and _is_scalar_result(out.meta.get("val")):
+                        scalar = out.meta["val"]
+                        outputs.append(
+                            scalar.node.expr
+                            if isinstance(scalar, torch.SymInt)
+                            else sympy.Integer(scalar)
+                        )
                         continue
                     if not isinstance(out, torch.fx.Node) or out not in self.names:
                         raise ConversionError(
@@ -559,7 +574,7 @@ class _Converter:
                 raise ConversionError(f"{node.name} indexes {source}, not a multi-output op")
             self.names[node] = self.results[source][index]
             return
-        if isinstance(val, torch.SymInt):
+        if _is_scalar_result(val):
             return  # a symbolic scalar: its uses spell its expression
         if not isinstance(node.target, torch._ops.OpOverload):
             raise ConversionError(f"node {node.name} calls {node.target}, which is not an aten op")
@@ -587,8 +602,6 @@ class _Converter:
             v if v is not None else _unrequested_result(target, i, bound)
             for i, v in enumerate(vals)
         ]
-        if not vals or not all(isinstance(v, (torch.Tensor, str)) for v in vals):
-            raise ConversionError(f"node {node.name} ({node.target}) does not return tensors only")
         if isinstance(val, (list, tuple)):
             names = [f"{node.name}_{i}" for i in range(len(vals))]
             for user in node.users:
@@ -598,6 +611,10 @@ class _Converter:
         else:
             names = [node.name]
             self.names[node] = node.name
+        tensors = [(n, v) for n, v in zip(names, vals) if not _is_scalar_result(v)]
+        names, vals = [n for n, _ in tensors], [v for _, v in tensors]
+        if not vals or not all(isinstance(v, (torch.Tensor, str)) for v in vals):
+            raise ConversionError(f"node {node.name} ({node.target}) does not return tensors only")
         types = [
             v if isinstance(v, str) else tensor_type(v, f"result of {node.name}") for v in vals
         ]
@@ -752,8 +769,10 @@ class _Converter:
         evaluated at run time from the graph's symbols (self.symbols, bound from the inputs)."""
         symbols = self.symbols
 
-        def evaluable(node: torch.fx.Node) -> SymValue:
+        def evaluable(node: torch.fx.Node) -> SymValue | int:
             val = node.meta.get("val")
+            if isinstance(val, int):  # an int another op returned, known at compile time
+                return val
             if isinstance(val, torch.SymInt):
                 expr = val.node.expr
                 if all(symbol in symbols for symbol in expr.free_symbols):
@@ -818,6 +837,7 @@ def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[
     kwargs = torch.fx.node.map_aggregate(call.kwargs, fill)
     result = call.target(*args, **kwargs)
     results = result if isinstance(result, (list, tuple)) else [result]
+    results = [value for value in results if not _is_scalar_result(value)]  # as converted
     for out, value in zip(outputs, results):
         if value is None:  # a result the call was not asked for (output_mask): never read
             out.zero_()

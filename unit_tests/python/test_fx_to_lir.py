@@ -78,3 +78,21 @@ def test_ceiling_division_becomes_a_floor_division():
     # CUDA attention pads its log-sum-exp to a multiple of 32 this way.
     text = _lir_expression(_without_ceiling_division(32 * CeilToInt(IntTrueDiv(s, 32))))
     assert text == "32*(((s0+31)//32))"
+
+
+def test_int_results_are_left_to_their_uses():
+    # cuDNN attention (what torch picks for bf16 on an H100) returns max_q and max_k as ints
+    # beside its tensors; traced here with fake CUDA tensors, as Dynamo hands the graph over.
+    def attention(q):
+        out = torch.ops.aten._scaled_dot_product_cudnn_attention(q, q, q, None, True, 0.0, True)
+        return out[0], out[4]
+
+    with torch._subclasses.fake_tensor.FakeTensorMode():
+        q = torch.empty(2, 4, 16, 64, dtype=torch.bfloat16, device="cuda")
+        gm = make_fx(attention)(q)
+    lir = fx_to_lir(gm, "g", REGISTERED)
+    line = next(t for t in lir.text.splitlines() if "_scaled_dot_product_cudnn_attention" in t)
+    results = line.split(" = ")[0].split(", ")
+    assert len(results) == 7 and "%getitem_4" not in results, line  # max_q, max_k left out
+    assert "%getitem_5" not in results and "%getitem_6" in results, line
+    assert lir.outputs == [0, 16]  # the output, and max_q (the sequence length) as a constant

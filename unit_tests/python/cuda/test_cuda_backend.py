@@ -255,3 +255,35 @@ def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
         reference.up.weight.data *= 2
         x = inputs[0]
         assert_close_to_reference(compiled(x), model(x), reference(x.double()), "moved weight")
+
+
+def test_cudnn_attention_with_its_int_results(trace_path):
+    """cuDNN attention (torch's choice for bf16 on an H100) returns max_q and max_k as ints
+    beside its tensors: the graph compiles, forward and backward."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    compiled = compile_strict(attention, trace_path)
+    shape = (2, 4, 128, 64)
+    inputs = [torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        for leaf in inputs:
+            leaf.requires_grad_(True)
+        out = compiled(*inputs)
+        grad = torch.randn_like(out)
+        out.backward(grad)
+        got = [out.detach()] + [t.grad for t in inputs]
+        eager_inputs = [t.detach().clone().requires_grad_(True) for t in inputs]
+        eager_out = attention(*eager_inputs)
+        eager_out.backward(grad)
+        eager = [eager_out.detach()] + [t.grad for t in eager_inputs]
+    reference_inputs = [t.detach().double().requires_grad_(True) for t in inputs]
+    reference_out = attention(*reference_inputs)
+    reference_out.backward(grad.double())
+    reference = [reference_out.detach()] + [t.grad for t in reference_inputs]
+    for i, (g, e, r) in enumerate(zip(got, eager, reference)):
+        assert_close_to_reference(g, e, r, f"result {i}")
+    ops = {op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")}
+    assert any("cudnn_attention" in op for op in ops), ops
