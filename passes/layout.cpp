@@ -14,6 +14,11 @@
 // Elementwise and Reduction kernels index every operand through its strides, View ops only
 // compute new strides, and opaque ops are handed to the frontend as they are, so none of
 // these gets a clone.
+//
+// The kernels depend on the device (compiler/pass/target_device.h): on CUDA, convolution,
+// normalization, pooling and data movement run as their aten kernels, which take any strides,
+// and only matmuls (cuBLASLt, which reads a matrix as row- or column-major like BLAS) need
+// the rule. Each decision names the device.
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -21,15 +26,17 @@
 #include "compiler/ir/error.h"
 #include "compiler/ops/graph_builder.h"
 #include "compiler/ops/op_registry.h"
+#include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
 
 namespace loupe {
 
 namespace {
 
-bool needsContiguousOperands(const Node& node) {
+bool needsContiguousOperands(const Node& node, const Device& device) {
   const OpInfo* info = OpRegistry::global().find(node.op());
   if (!info) return false;
+  if (!device.isCpu()) return info->kind == OpKind::Matmul; // the rest runs as aten's kernel
   switch (info->kind) {
   case OpKind::Matmul:
   case OpKind::Convolution:
@@ -73,9 +80,15 @@ public:
       for (Value* r : node->results())
         names.insert(r->name());
 
+    Device device;
+    try {
+      device = targetDevice(graph, ctx.options().target);
+    } catch (const Error&) {
+      // an unknown target or mixed devices: kernel selection reports it; plan as for the CPU
+    }
     std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
     for (Node* node : graph.nodes()) {
-      if (!needsContiguousOperands(*node)) continue;
+      if (!needsContiguousOperands(*node, device)) continue;
       for (size_t i = 0; i < node->numOperands(); ++i) {
         Value* operand = node->operand(i);
         if (!isStridedTensor(operand) || acceptsStrided(*node, operand)) continue;
@@ -84,7 +97,7 @@ public:
           auto describe = [&] {
             return "layout: clone %" + operand->name() + " (strides [" +
                    shapeStr(*operand->tensorType().strides) + "]) to contiguous for " +
-                   node->describe();
+                   node->describe() + " on " + device.str();
           };
           if (!ctx.decide("layout", describe, {operand->name()})) continue;
           it = packed.emplace(operand, makeContiguous(graph, *node, operand, names)).first;
