@@ -47,8 +47,8 @@ struct GroupAnalysis {
   // computed inside the pass loops, kept values between them.
   std::map<const Value*, int> pass;
   int passes = 1; // the loops over each row's reduced elements
-  // More than the one-reduction shape the CPU emitter takes: several reductions, a full-space
-  // value that reads a kept one, or a full-space output.
+  // More than one pass's worth: several reductions, a full-space value that reads a kept one,
+  // or a full-space output.
   bool rowGroup = false;
   // Symbolic attribute values, distinct, in order of first use: run-time scalar arguments.
   std::vector<SymExpr> scalars;

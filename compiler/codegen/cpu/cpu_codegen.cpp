@@ -14,9 +14,6 @@ namespace loupe {
 bool canGenerateCpuKernel(const Node& node, std::string* whyNot, const OpRegistry& registry) {
   try {
     codegen::GroupAnalysis group = codegen::analyzeGroup(node, registry);
-    if (group.rowGroup)
-      throw codegen::Unsupported{"the CPU code generator folds one reduction per kernel, with no "
-                                 "full-space work after it (a row group)"};
     // Refuses an input of higher rank than its space here rather than when it is launched.
     for (const Value* input : group.inputs)
       codegen::operandDims(group, input);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "compiler/codegen/cpu/kernel_prelude.h"
 #include "compiler/codegen/scalar_expression.h"
@@ -125,10 +127,21 @@ private:
     return "static_cast<" + computeType(compute) + ">(" + name + ")";
   }
 
-  void emitNodes(Space space) {
+  int passOf(const Value* value) const {
+    auto found = group_.pass.find(value);
+    return found == group_.pass.end() ? 0 : found->second;
+  }
+
+  bool isReduction(const Node* node) const {
+    return std::find(group_.reductions.begin(), group_.reductions.end(), node) !=
+           group_.reductions.end();
+  }
+
+  // The nodes of `space` available by pass `upto` (group_analysis.h) that have no name yet.
+  void emitNodes(Space space, int upto = std::numeric_limits<int>::max()) {
     for (const Node* node : group_.nodes) {
-      if (isConstantNode(node) || node == group_.reduction) continue;
-      if (group_.space.at(node->result()) != space) continue;
+      if (isConstantNode(node) || isReduction(node) || names_.count(node->result())) continue;
+      if (group_.space.at(node->result()) != space || passOf(node->result()) > upto) continue;
       DType compute = opComputeDType(*node);
       std::vector<std::string> args;
       for (const Value* operand : node->operands())
@@ -141,11 +154,15 @@ private:
     }
   }
 
-  void emitStores(const Addressing& element) {
+  // Stores the outputs (of `space` only, in a reduction group).
+  void emitStores(const Addressing& element, std::optional<Space> space = std::nullopt) {
     size_t base = group_.inputs.size();
-    for (size_t i = 0; i < group_.outputs.size(); ++i)
-      line(element(base + i) + " = " +
-           storeExpr(group_.outputs[i]->tensorType().dtype, names_.at(group_.outputs[i])) + ";");
+    for (size_t i = 0; i < group_.outputs.size(); ++i) {
+      const Value* output = group_.outputs[i];
+      if (space && group_.space.at(output) != *space) continue;
+      line(element(base + i) + " = " + storeExpr(output->tensorType().dtype, names_.at(output)) +
+           ";");
+    }
   }
 
   // Operands the innermost loop touches: the full-space inputs, and the outputs when they are
@@ -278,6 +295,12 @@ private:
     closeLoops();
   }
 
+  // A reduction group: per row (the kept dims, shared between threads), its kept inputs and
+  // what they alone compute, then each pass over the row's reduced elements (group_analysis.h:
+  // pass k recomputes the full-space values it needs and folds the reductions whose inputs are
+  // available by then; the last pass also stores the full-space outputs), each pass's results
+  // and the kept values they make available; the kept outputs last. A plain reduction group
+  // is one pass.
   void emitReduction() {
     std::vector<size_t> all, kept;
     for (size_t d = 0; d < group_.iterationShape.size(); ++d) {
@@ -291,82 +314,125 @@ private:
     line("const int64_t count = " + count + ";");
     line("(void)count;");
 
-    const Node& reduction = *group_.reduction;
-    const ReductionRecipe& recipe = *registry_.find(reduction.op())->reduction;
-    // Floating reductions accumulate in double whatever the input precision (docs/cpu-codegen.md).
-    DType accumulate =
-        isFloating(reduction.operand(0)->tensorType().dtype) ? DType::F64 : DType::I64;
-    std::string accType = computeType(accumulate);
-    auto accumulateInto = [&](const std::string& acc, const Addressing& element) {
-      emitLoads(Space::Full, element);
-      emitNodes(Space::Full);
-      line(acc + " = " + recipe.combine(acc, operandAs(reduction.operand(0), accumulate)) + ";");
-    };
-
     bool innermostReduced = !all.empty() && (kept.empty() || kept.back() != all.back());
-    std::vector<size_t> operands = innerOperands(false);
+    std::vector<size_t> operands = innerOperands(false); // full inputs, and full outputs
+    for (size_t i = 0; i < group_.outputs.size(); ++i)
+      if (group_.space.at(group_.outputs[i]) == Space::Full)
+        operands.push_back(group_.inputs.size() + i);
     if (innermostReduced) declareContiguity(operands);
     openLoops(kept, true);
-    line(accType + " acc = " + recipe.init(accumulate) + ";");
-    if (innermostReduced) {
-      std::vector<size_t> outerReduced(group_.reducedDims.begin(), group_.reducedDims.end() - 1);
-      std::vector<size_t> outer(all.begin(), all.end() - 1);
-      openLoops(outerReduced, false);
-      std::string last = std::to_string(all.back());
-      emitInnerLoop(
-          operands, outer,
-          [&](const Addressing& fast, const std::string& index) {
-            // kLanes independent partial results, so the loop vectorises without reassociating
-            // one accumulator; the recipe's combine is associative (it also merges the lanes).
-            std::string lanes = std::to_string(kLanes);
-            line(accType + " lane[" + lanes + "];");
-            line("for (int l = 0; l < " + lanes + "; ++l) lane[l] = " + recipe.init(accumulate) +
-                 ";");
-            line("int64_t " + index + " = 0;");
-            line("for (; " + index + " + " + lanes + " <= n[" + last + "]; " + index +
-                 " += " + lanes + ") {");
-            ++indent_;
-            line("#pragma omp simd");
-            line("for (int l = 0; l < " + lanes + "; ++l) {");
-            ++indent_;
-            auto names = names_;
-            accumulateInto("lane[l]", [&](size_t p) {
-              std::string element = fast(p);
-              return element.substr(0, element.size() - 1) +
-                     (element.ends_with("[0]") ? "]" : " + l]");
-            });
-            names_ = names;
-            --indent_;
-            line("}");
-            --indent_;
-            line("}");
-            line("for (int l = 0; l < " + lanes +
-                 "; ++l) acc = " + recipe.combine("acc", "lane[l]") + ";");
-            line("for (; " + index + " < n[" + last + "]; ++" + index + ") {");
-            ++indent_;
-            accumulateInto("acc", fast);
-            --indent_;
-            line("}");
-          },
-          [&] {
-            openLoops({all.back()}, false);
-            accumulateInto("acc", strided(all));
-            closeLoops();
-          });
-      closeLoops();
-    } else {
-      openLoops(group_.reducedDims, false);
-      accumulateInto("acc", strided(all));
-      closeLoops();
-    }
-    std::string result = "v" + std::to_string(counter_++);
-    std::string type = computeType(reduction.result()->tensorType().dtype);
-    line("const " + type + " " + result + " = static_cast<" + type + ">(" +
-         recipe.finalize("acc", "count") + ");");
-    names_[reduction.result()] = result;
     emitLoads(Space::Kept, strided(kept));
-    emitNodes(Space::Kept);
-    emitStores(strided(kept));
+    emitNodes(Space::Kept, 0);
+    for (int pass = 0; pass < group_.passes; ++pass) {
+      std::vector<Accumulator> folded;
+      for (size_t r = 0; r < group_.reductions.size(); ++r)
+        if (passOf(group_.reductions[r]->operand(0)) == pass) folded.push_back(accumulator(r));
+      for (const Accumulator& acc : folded)
+        line(acc.type + " " + acc.name + " = " + acc.init + ";");
+      emitPass(pass, folded, operands, all, innermostReduced);
+      for (const Accumulator& acc : folded) {
+        std::string result = "v" + std::to_string(counter_++);
+        std::string type = computeType(acc.reduction->result()->tensorType().dtype);
+        line("const " + type + " " + result + " = static_cast<" + type + ">(" +
+             acc.recipe->finalize(acc.name, "count") + ");");
+        names_[acc.reduction->result()] = result;
+      }
+      emitNodes(Space::Kept, pass + 1);
+    }
+    emitStores(strided(kept), Space::Kept);
+    closeLoops();
+  }
+
+  // Floating reductions accumulate in double whatever the input precision (docs/cpu-codegen.md).
+  struct Accumulator {
+    const Node* reduction;
+    const ReductionRecipe* recipe;
+    DType dtype;
+    std::string type, init, name;
+  };
+  Accumulator accumulator(size_t r) const {
+    const Node* reduction = group_.reductions[r];
+    const ReductionRecipe* recipe = &*registry_.find(reduction->op())->reduction;
+    DType dtype = isFloating(reduction->operand(0)->tensorType().dtype) ? DType::F64 : DType::I64;
+    return {reduction,
+            recipe,
+            dtype,
+            computeType(dtype),
+            recipe->init(dtype),
+            "acc" + std::to_string(r)};
+  }
+
+  // One pass over the row's reduced elements: loads, the full-space values of the pass, each
+  // folded reduction's combine into `into(acc)`, and in the last pass the full-space stores.
+  void emitPass(int pass, const std::vector<Accumulator>& folded,
+                const std::vector<size_t>& operands, const std::vector<size_t>& all,
+                bool innermostReduced) {
+    bool last = pass == group_.passes - 1;
+    auto body = [&](const Addressing& element,
+                    const std::function<std::string(const Accumulator&)>& into) {
+      auto names = names_;
+      emitLoads(Space::Full, element);
+      emitNodes(Space::Full, pass);
+      for (const Accumulator& acc : folded)
+        line(into(acc) + " = " +
+             acc.recipe->combine(into(acc), operandAs(acc.reduction->operand(0), acc.dtype)) + ";");
+      if (last) emitStores(element, Space::Full);
+      names_ = std::move(names);
+    };
+    auto whole = [](const Accumulator& acc) { return acc.name; };
+    if (!innermostReduced) {
+      openLoops(group_.reducedDims, false);
+      body(strided(all), whole);
+      closeLoops();
+      return;
+    }
+    std::vector<size_t> outerReduced(group_.reducedDims.begin(), group_.reducedDims.end() - 1);
+    std::vector<size_t> outer(all.begin(), all.end() - 1);
+    openLoops(outerReduced, false);
+    std::string last_ = std::to_string(all.back());
+    emitInnerLoop(
+        operands, outer,
+        [&](const Addressing& fast, const std::string& index) {
+          // kLanes independent partial results, so the loop vectorises without reassociating
+          // one accumulator; the recipe's combine is associative (it also merges the lanes).
+          std::string lanes = std::to_string(kLanes);
+          for (const Accumulator& acc : folded) {
+            line(acc.type + " lane_" + acc.name + "[" + lanes + "];");
+            line("for (int l = 0; l < " + lanes + "; ++l) lane_" + acc.name + "[l] = " + acc.init +
+                 ";");
+          }
+          line("int64_t " + index + " = 0;");
+          line("for (; " + index + " + " + lanes + " <= n[" + last_ + "]; " + index +
+               " += " + lanes + ") {");
+          ++indent_;
+          line("#pragma omp simd");
+          line("for (int l = 0; l < " + lanes + "; ++l) {");
+          ++indent_;
+          body(
+              [&](size_t p) {
+                std::string element = fast(p);
+                return element.substr(0, element.size() - 1) +
+                       (element.ends_with("[0]") ? "]" : " + l]");
+              },
+              [](const Accumulator& acc) { return "lane_" + acc.name + "[l]"; });
+          --indent_;
+          line("}");
+          --indent_;
+          line("}");
+          for (const Accumulator& acc : folded)
+            line("for (int l = 0; l < " + lanes + "; ++l) " + acc.name + " = " +
+                 acc.recipe->combine(acc.name, "lane_" + acc.name + "[l]") + ";");
+          line("for (; " + index + " < n[" + last_ + "]; ++" + index + ") {");
+          ++indent_;
+          body(fast, whole);
+          --indent_;
+          line("}");
+        },
+        [&] {
+          openLoops({all.back()}, false);
+          body(strided(all), whole);
+          closeLoops();
+        });
     closeLoops();
   }
 

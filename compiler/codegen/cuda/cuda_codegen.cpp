@@ -34,10 +34,7 @@ std::string strategyOf(const CudaKernelLayout& layout) {
                         std::to_string(rank) + "-d space: ";
   if (layout.passes > 1)
     reduced += std::to_string(layout.reductions) + " reductions in " +
-               std::to_string(layout.passes) + " passes over each row, " +
-               std::to_string(layout.cachedInputs.size()) +
-               " input(s) kept in registers between "
-               "passes (_row); ";
+               std::to_string(layout.passes) + " passes over each row; ";
   bool rows = std::find(layout.entries.begin(), layout.entries.end(),
                         CudaEntryRole::ReductionRow) != layout.entries.end();
   if (rows)

@@ -51,13 +51,10 @@ struct CudaKernelLayout {
   // strides along the reduced dims matter; every operand of a pointwise kernel.
   std::vector<bool> walksReducedDims;
   bool reduction = false;
-  size_t reductions = 0;           // reduction nodes (a row group has several)
-  std::vector<size_t> reducedDims; // sorted
-  int vectorWidth = 1;             // elements per thread in the vectorised entry
-  int passes = 1;                  // walks over each row (group_analysis.h)
-  // The inputs the row entry keeps in registers between passes (kCudaRowCacheDepth elements
-  // per thread each); none for one pass.
-  std::vector<size_t> cachedInputs;
+  size_t reductions = 0;              // reduction nodes (a row group has several)
+  std::vector<size_t> reducedDims;    // sorted
+  int vectorWidth = 1;                // elements per vector access in the vectorised entries
+  int passes = 1;                     // walks over each row (group_analysis.h)
   std::vector<CudaEntryRole> entries; // the roles of GeneratedCudaKernel::entries, in order
   // The parameter block's size in 8-byte words.
   size_t argWords() const;

@@ -84,7 +84,9 @@ TEST(ReductionKernel, SymbolicReducedDim) {
     expectGeneratedMatchesReference(graph, {randomTensor(DType::F32, {2, n}, 5)});
 }
 
-TEST(ReductionKernel, RefusesTwoReductionsAndValuesUsedOnBothSides) {
+// Two reductions over different rows are refused; a value of the rows read after the
+// reduction (softmax's e - max(e)) is a second pass over each row, which is generated.
+TEST(ReductionKernel, RefusesReductionsOverDifferentRowsAndWalksARowTwice) {
   const Shape shape{4, 5};
   auto makeFused = [&](bool twoReductions) {
     auto graph = std::make_unique<Graph>("g");
@@ -100,12 +102,12 @@ TEST(ReductionKernel, RefusesTwoReductionsAndValuesUsedOnBothSides) {
     addFused(*graph, std::move(body), {outer}, "reduction");
     return graph;
   };
-  for (bool two : {true, false}) {
-    auto graph = makeFused(two);
-    std::string why;
-    EXPECT_FALSE(canGenerateCpuKernel(*graph->nodes().front(), &why));
-    EXPECT_FALSE(why.empty());
-  }
+  auto graph = makeFused(true);
+  std::string why;
+  EXPECT_FALSE(canGenerateCpuKernel(*graph->nodes().front(), &why));
+  EXPECT_NE(why.find("more than one reduction"), std::string::npos) << why;
+  graph = makeFused(false);
+  EXPECT_TRUE(canGenerateCpuKernel(*graph->nodes().front(), &why)) << why;
 }
 
 } // namespace
