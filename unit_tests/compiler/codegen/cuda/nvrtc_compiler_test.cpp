@@ -165,7 +165,7 @@ TEST(NvrtcCompiler, EveryGeneratedKernelOfTheTestGraphsCompilesToAnSm90Cubin) {
   if (!nvrtcAvailable(&why)) GTEST_SKIP() << why;
   std::printf("%s\n", why.c_str());
   std::vector<GeneratedCudaKernel> kernels = testKernels();
-  ASSERT_GE(kernels.size(), 20u);
+  ASSERT_GE(kernels.size(), 16u);
   TemporaryCache cache;
   NvrtcCompiler compiler(NvrtcOptions{.arch = "sm_90", .cacheDir = cache.dir, .jobs = 2});
   // LOUPE_TEST_DUMP_CUDA=<folder> writes each kernel's source there, for reading.
