@@ -35,3 +35,27 @@ def test_gpt2_trained_at_a_dynamic_batch_has_no_warning(trace_path):
     assert backward, "the batch-4 backward should be a recompile of the batch-2 one"
     notes = [f for d in backward for f in d["findings"] if f["kind"] == "retraced_views"]
     assert any("saved other values" in f["message"] for f in notes), notes
+
+
+class HardcodedBatch(torch.nn.Module):
+    """A reshape to batch 2 planted in a training step: lining up saved values must not hide it."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = self.proj(x).reshape(2, -1, 16)
+        return torch.relu(h).reshape(x.shape[0], x.shape[1], 16)
+
+
+def test_a_hardcoded_reshape_in_a_training_step_is_still_found(trace_path):
+    compiled = torch.compile(HardcodedBatch(), backend="loupe", options={"trace": trace_path})
+    for batch in (2, 4, 8):
+        compiled(torch.randn(batch, 8, 16)).sum().backward()
+
+    diff = subprocess.run(["loupe", "diff", trace_path, "--json"], capture_output=True, text=True)
+    assert diff.returncode == 1, diff.stdout + diff.stderr
+    report = json.loads(diff.stdout)
+    for d in report["diffs"]:
+        assert d["findings"][0]["kind"] == "hardcoded_dim", (d["a"]["label"], d["findings"])
