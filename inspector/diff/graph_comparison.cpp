@@ -240,11 +240,13 @@ std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, 
 } // namespace
 
 std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
-                                             const Graph& b,
-                                             const std::vector<std::string>& names) {
-  // The saved values are lined up only where the graphs differ in more than views as they are:
-  // a forward graph's inputs are the frame's, in the frame's order.
+                                             const Graph& b, const std::vector<std::string>& names,
+                                             bool savedValues) {
+  // The saved values are lined up only where the graphs differ in more than views as they are,
+  // and only a backward's: a forward graph's inputs are the frame's, in the frame's order, and
+  // two of them swapped is a real difference.
   if (auto views = viewDifferenceOf(original, a, b, names, false)) return views;
+  if (!savedValues) return std::nullopt;
   return viewDifferenceOf(original, a, b, names, true);
 }
 

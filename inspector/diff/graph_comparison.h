@@ -56,15 +56,17 @@ struct ViewDifference {
 // The view-only difference of a and b, or none when they differ in more than views: compared
 // again with every identity view bypassed (its uses read its operand), they must be the same
 // up to shapes but for view-only or size-only nodes in one graph. A re-trace of one computation
-// (static then dynamic shapes) differs so. When they differ in more than views so, they are
-// compared again with their saved values lined up: a backward graph's tensor inputs in the
+// (static then dynamic shapes) differs so. When they differ in more than views so and
+// `savedValues` (they are backward graphs, whose inputs are the values the forward saved), they
+// are compared again with their saved values lined up: a backward graph's tensor inputs in the
 // order it first reads them, unused ones dropped, and a saved transpose ([n,m] with strides
 // [1,n]) taken as the dense [m,n] and an `aten.t` of it, since aot_autograd's partitioner
 // chooses per compile whether it saves a value or its transpose, and in which order.
 // `original` is their comparison as they are: the identity views it left unmatched are the
 // ones listed.
 std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
-                                             const Graph& b, const std::vector<std::string>& names);
+                                             const Graph& b, const std::vector<std::string>& names,
+                                             bool savedValues);
 
 // `names` are the input names for DimAbstraction (empty: its defaults).
 GraphComparison compareGraphs(const Graph& a, const Graph& b,

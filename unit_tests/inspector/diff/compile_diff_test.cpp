@@ -31,12 +31,13 @@ public:
 
   // One compile whose passes left the given graphs, in order.
   int64_t compile(const std::vector<std::pair<std::string, std::string>>& passes,
-                  const std::string& key = "0/0", const std::string& signature = "[]") {
+                  const std::string& key = "0/0", const std::string& signature = "[]",
+                  const std::string& kind = "forward") {
     int64_t id = writer_->beginCompile(run_, CompileInfo{.compile_key = key,
                                                          .frame_name = "forward",
                                                          .frame_file = "model.py",
                                                          .frame_line = 5,
-                                                         .graph_kind = "forward",
+                                                         .graph_kind = kind,
                                                          .input_signature_json = signature});
     int ordinal = 0;
     for (const auto& [name, lir] : passes)
@@ -318,9 +319,17 @@ std::string weightGradient(bool staticTrace, const std::string& op = "aten.mm") 
          ",4,4]  loc(\"model.py\":62 \"\")\n" + "  return %dw, %dm\n}\n";
 }
 
+// Two backward compiles of one frame, static then dynamic.
+DiffReport diffBackwards(TraceFile& trace, const std::string& a, const std::string& b) {
+  int64_t first = trace.compile({{"shape-propagation", a}}, "0/0", "[]", "backward");
+  int64_t second = trace.compile({{"shape-propagation", b}}, "0/1", "[]", "backward");
+  const TraceReader& reader = trace.reader();
+  return diffCompiles({&reader, first}, {&reader, second});
+}
+
 TEST(CompileDiff, OtherSavedValuesOfABackwardAreOneNote) {
   TraceFile trace;
-  DiffReport report = diffTwo(trace, weightGradient(true), weightGradient(false));
+  DiffReport report = diffBackwards(trace, weightGradient(true), weightGradient(false));
   EXPECT_TRUE(report.same);
   ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
   const Finding& note = report.findings.front();
@@ -331,7 +340,15 @@ TEST(CompileDiff, OtherSavedValuesOfABackwardAreOneNote) {
 
 TEST(CompileDiff, ABackwardThatComputesOtherwiseFromOtherSavedValuesDiffers) {
   TraceFile trace;
-  DiffReport report = diffTwo(trace, weightGradient(true), weightGradient(false, "aten.bmm"));
+  DiffReport report = diffBackwards(trace, weightGradient(true), weightGradient(false, "aten.bmm"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+}
+
+TEST(CompileDiff, OnlyABackwardsInputsAreLinedUpAsSavedValues) {
+  // The same graphs as forward graphs: their inputs are the frame's, not lined up.
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, weightGradient(true), weightGradient(false));
   EXPECT_FALSE(report.same);
   EXPECT_TRUE(differs(report.findings));
 }
