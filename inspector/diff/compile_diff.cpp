@@ -65,7 +65,9 @@ PipelineWalk walkPipelines(const LoadedCompile& A, const LoadedCompile& B) {
     // the computation itself differs.
     const PassComparison& now = *walk.last();
     if (now.cmp.same()) continue;
-    std::optional<ViewDifference> views = viewDifference(now.cmp, *pa.graph, *pb.graph, names);
+    bool backward = A.row.info.graph_kind == "backward" && B.row.info.graph_kind == "backward";
+    std::optional<ViewDifference> views =
+        viewDifference(now.cmp, *pa.graph, *pb.graph, names, backward);
     if (!views) {
       walk.diverged = true;
       break;

@@ -134,7 +134,11 @@ void detectRetracedViews(const DiffInputs& in, std::vector<Finding>& findings) {
           "view-only differences after pass " + at.pass +
           " (identity views, transposes, values computed from sizes alone: nothing computed "
           "changes): in A " +
-          onlyA + "; in B " + onlyB));
+          onlyA + "; in B " + onlyB +
+          (at.views->resaved ? "; the partitioner saved other values for the backward (" +
+                                   std::to_string(at.views->resavedInputs) +
+                                   " taken in another form, the rest in another order)"
+                             : std::string())));
 }
 
 } // namespace loupe::diff

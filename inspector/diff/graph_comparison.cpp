@@ -45,9 +45,9 @@ std::string pairDifference(const GraphComparison& cmp, const Node* a, const Node
 
 bool isIdentityView(const Node* node) {
   static const std::set<std::string, std::less<>> kIdentities = {
-      "aten.alias",       "aten.detach",       "aten.clone",  "aten.view",
-      "aten.reshape",     "aten._unsafe_view", "aten.expand", "aten.slice.Tensor",
-      "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze"};
+      "aten.alias",       "aten.detach",       "aten.clone",   "aten.view",
+      "aten.reshape",     "aten._unsafe_view", "aten.expand",  "aten.slice.Tensor",
+      "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze", "aten.slice_backward"};
   return !node->hasBody() && node->numResults() == 1 && node->numOperands() >= 1 &&
          node->operand(0) != nullptr && node->result(0)->type().isTensor() &&
          node->operand(0)->type().isTensor() && kIdentities.count(node->op()) &&
@@ -90,6 +90,88 @@ BypassedViews bypassIdentityViews(const Graph& graph) {
   return out;
 }
 
+// A saved matrix the forward handed over transposed ([n,m] with strides [1,n], the `t` of a
+// dense [m,n]): the partitioner saves a weight's or an activation's transpose in one compile
+// and the value itself, transposed in the backward, in the other.
+bool isSavedTranspose(const TensorType& type) {
+  return type.rank() == 2 && !type.isContiguous() && type.strides &&
+         (*type.strides)[0] == SymExpr(1) && (*type.strides)[1] == type.shape[0];
+}
+
+// Lines up the saved values of a backward graph with another compile's (aot_autograd's
+// partitioner chooses them per compile): a saved transpose becomes the dense value and an
+// `aten.t` of it, unused tensor inputs go, and the tensor inputs are put in the order the
+// graph first reads them, so two graphs that compute the same from other saved values have
+// the same inputs. Returns how many saved values it took in another form (transposed or unused).
+size_t alignSavedInputs(Graph& graph) {
+  std::vector<Node*> nodes = graph.nodes();
+  std::unordered_map<const Value*, size_t> firstRead;
+  for (size_t n = 0; n < nodes.size(); ++n)
+    for (const Value* operand : nodes[n]->operands())
+      if (operand) firstRead.emplace(operand, n);
+  for (size_t o = 0; o < graph.outputs().size(); ++o)
+    firstRead.emplace(graph.outputs()[o], nodes.size() + o);
+  std::vector<Value*> tensors;
+  for (const auto& input : graph.inputs())
+    if (input->type().isTensor()) tensors.push_back(input.get());
+  std::vector<size_t> positions(tensors.size());
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    auto read = firstRead.find(tensors[k]);
+    positions[k] = read == firstRead.end() ? SIZE_MAX : read->second;
+  }
+  std::vector<size_t> order(tensors.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return positions[x] < positions[y]; });
+  size_t changed = 0;
+  Node* first = nodes.empty() ? nullptr : nodes.front();
+  for (size_t k = 0; k < order.size(); ++k) {
+    Value* old = tensors[order[k]];
+    if (positions[order[k]] == SIZE_MAX) {
+      ++changed;
+      continue;
+    }
+    const TensorType& type = old->tensorType();
+    if (!isSavedTranspose(type)) {
+      graph.replaceAllUsesWith(old, graph.addInput(old->type(), old->name()));
+      continue;
+    }
+    ++changed;
+    Value* dense =
+        graph.addInput(Type(type.withShape({type.shape[1], type.shape[0]})), old->name());
+    Node* t = graph.createNode("aten.t", {dense}, {old->type()}, {}, {}, first);
+    graph.replaceAllUsesWith(old, t->result(0));
+  }
+  for (size_t i = graph.numInputs(); i-- > 0;)
+    if (std::find(tensors.begin(), tensors.end(), graph.input(i)) != tensors.end())
+      graph.eraseInput(i);
+  return changed;
+}
+
+// Merges views that repeat another (same op, operands, attributes and result): one compile's
+// algebraic simplification folds `view(view(x))` into a second `view(x)` where the other's
+// had an identity in between, and two views of one value are one value.
+void mergeRepeatedViews(Graph& graph) {
+  static const std::set<std::string, std::less<>> kViews = {
+      "aten.view", "aten.reshape",       "aten._unsafe_view", "aten.expand",     "aten.permute",
+      "aten.t",    "aten.transpose.int", "aten.unsqueeze",    "aten.squeeze.dim"};
+  std::vector<Node*> kept;
+  for (Node* node : graph.nodes()) {
+    if (node->hasBody() || node->numResults() != 1 || !kViews.count(node->op())) continue;
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Node* other) {
+      return other->op() == node->op() && other->operands() == node->operands() &&
+             other->attrs() == node->attrs() && other->result(0)->type() == node->result(0)->type();
+    });
+    if (same == kept.end()) {
+      kept.push_back(node);
+      continue;
+    }
+    graph.replaceAllUsesWith(node->result(0), (*same)->result(0));
+    graph.eraseNode(node);
+  }
+}
+
 // The nodes that compute from sizes alone (no tensor input reaches them: an arange over a
 // symbolic size), which a static compile folds into constants.
 std::unordered_set<const Node*> sizeOnlyNodes(const Graph& graph) {
@@ -108,11 +190,21 @@ std::unordered_set<const Node*> sizeOnlyNodes(const Graph& graph) {
 
 } // namespace
 
-std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
-                                             const Graph& b,
-                                             const std::vector<std::string>& names) {
+namespace {
+
+// viewDifference, with the saved values lined up first (alignSavedInputs) when `align`.
+std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, const Graph& a,
+                                               const Graph& b,
+                                               const std::vector<std::string>& names, bool align) {
   BypassedViews bypassedA = bypassIdentityViews(a), bypassedB = bypassIdentityViews(b);
+  size_t realigned = 0;
+  if (align) {
+    realigned = std::max(alignSavedInputs(*bypassedA.graph), alignSavedInputs(*bypassedB.graph));
+    mergeRepeatedViews(*bypassedA.graph);
+    mergeRepeatedViews(*bypassedB.graph);
+  }
   GraphComparison cmp = compareGraphs(*bypassedA.graph, *bypassedB.graph, names);
+
   if (!cmp.inputsProblem.empty() || !cmp.differing.empty()) return std::nullopt;
   // The identity views the comparison as they are left unmatched (those in both graphs are
   // no difference).
@@ -125,15 +217,17 @@ std::optional<ViewDifference> viewDifference(const GraphComparison& original, co
     return out;
   };
   ViewDifference views{unmatchedOf(bypassedA.identities, original.matching.onlyInA),
-                       unmatchedOf(bypassedB.identities, original.matching.onlyInB)};
+                       unmatchedOf(bypassedB.identities, original.matching.onlyInB), align,
+                       realigned};
   auto addUnmatched = [](const std::vector<const Node*>& unmatched, const BypassedViews& from,
                          std::vector<const Node*>& into) {
     std::unordered_set<const Node*> sizeOnly = sizeOnlyNodes(*from.graph);
     for (const Node* node : unmatched) {
       auto original = from.original.find(node);
       bool computesNothing = isViewOnly(node) || sizeOnly.count(node) > 0;
-      if (!computesNothing || original == from.original.end()) return false;
-      into.push_back(original->second);
+      if (!computesNothing) return false;
+      // A node alignSavedInputs made (the transpose of a saved value) is in neither graph.
+      if (original != from.original.end()) into.push_back(original->second);
     }
     return true;
   };
@@ -141,6 +235,19 @@ std::optional<ViewDifference> viewDifference(const GraphComparison& original, co
       !addUnmatched(cmp.matching.onlyInB, bypassedB, views.onlyInB))
     return std::nullopt;
   return views;
+}
+
+} // namespace
+
+std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
+                                             const Graph& b, const std::vector<std::string>& names,
+                                             bool savedValues) {
+  // The saved values are lined up only where the graphs differ in more than views as they are,
+  // and only a backward's: a forward graph's inputs are the frame's, in the frame's order, and
+  // two of them swapped is a real difference.
+  if (auto views = viewDifferenceOf(original, a, b, names, false)) return views;
+  if (!savedValues) return std::nullopt;
+  return viewDifferenceOf(original, a, b, names, true);
 }
 
 GraphComparison compareGraphs(const Graph& a, const Graph& b,

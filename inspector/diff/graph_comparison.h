@@ -38,8 +38,8 @@ struct GraphComparison {
 // of its operand's dims (a transpose the other graph folded elsewhere or did not save). A
 // reshape to another shape is never view-only, so a hard-coded reshape still counts.
 bool isViewOnly(const Node* node);
-// An alias, detach or clone, or a view, reshape, expand, slice or squeeze whose result has
-// its operand's shape exactly (symbolically: s0 is not 8).
+// An alias, detach or clone, or a view, reshape, expand, slice, slice_backward or squeeze whose
+// result has its operand's shape exactly (symbolically: s0 is not 8).
 bool isIdentityView(const Node* node);
 
 // How two graphs that are not the same up to shapes differ in views only: the identity views
@@ -48,15 +48,25 @@ bool isIdentityView(const Node* node);
 // compile folds and a dynamic one computes.
 struct ViewDifference {
   std::vector<const Node*> onlyInA, onlyInB; // nodes of the graphs compared, in graph order
+  // Whether the graphs' saved values (a backward graph's inputs) had to be lined up, and how
+  // many of them one side took in another form (transposed or unused), the most of either.
+  bool resaved = false;
+  size_t resavedInputs = 0;
 };
 // The view-only difference of a and b, or none when they differ in more than views: compared
 // again with every identity view bypassed (its uses read its operand), they must be the same
 // up to shapes but for view-only or size-only nodes in one graph. A re-trace of one computation
-// (static then dynamic shapes) differs so.
+// (static then dynamic shapes) differs so. When they differ in more than views so and
+// `savedValues` (they are backward graphs, whose inputs are the values the forward saved), they
+// are compared again with their saved values lined up: a backward graph's tensor inputs in the
+// order it first reads them, unused ones dropped, and a saved transpose ([n,m] with strides
+// [1,n]) taken as the dense [m,n] and an `aten.t` of it, since aot_autograd's partitioner
+// chooses per compile whether it saves a value or its transpose, and in which order.
 // `original` is their comparison as they are: the identity views it left unmatched are the
 // ones listed.
 std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
-                                             const Graph& b, const std::vector<std::string>& names);
+                                             const Graph& b, const std::vector<std::string>& names,
+                                             bool savedValues);
 
 // `names` are the input names for DimAbstraction (empty: its defaults).
 GraphComparison compareGraphs(const Graph& a, const Graph& b,
