@@ -5,24 +5,11 @@ compiled it with static shapes (no guard names the `if`) or with automatic dynam
 import inspect
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 import torch
 
-
-def branch_on_parity(x):
-    h = x * 2
-    if h.size(0) % 2 == 0:
-        y = h + 1
-    else:
-        y = h - 1
-    return y.sum()
-
-
-def line_of(text: str) -> int:
-    lines, first = inspect.getsourcelines(branch_on_parity)
-    return first + next(i for i, line in enumerate(lines) if text in line)
+from branching import branch_on_parity, line_of
 
 
 @pytest.mark.parametrize("dynamic", [False, None], ids=["static", "automatic_dynamic"])
@@ -39,15 +26,15 @@ def test_top_finding_names_the_condition_and_both_continuations(trace_path, dyna
     assert diff.returncode == 1, diff.stdout + diff.stderr
     report = json.loads(diff.stdout)
     assert report["diffs"], report
-    condition = line_of("if h.size(0)")
-    even, odd = line_of("h + 1"), line_of("h - 1")
+    condition = line_of(branch_on_parity, "if h.size(0)")
+    even, odd = line_of(branch_on_parity, "h + 1"), line_of(branch_on_parity, "h - 1")
     # Each size compiled once, and each is diffed against the size before it.
     assert len(report["diffs"]) == len(sizes) - 1, report
     for a_size, compared in zip(sizes, report["diffs"]):
         top = compared["findings"][0]
         assert top["kind"] == "diverged_branch", compared["findings"]
         assert top["source"]["line"] == condition, top
-        assert Path(top["source"]["file"]).name == Path(__file__).name, top
+        assert top["source"]["file"] == inspect.getsourcefile(branch_on_parity), top
         went_a, went_b = (even, odd) if a_size % 2 == 0 else (odd, even)
         assert f"A went on to line {went_a}" in top["message"], top["message"]
         assert f"B went on to line {went_b}" in top["message"], top["message"]

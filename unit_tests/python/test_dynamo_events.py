@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch._logging._internal import trace_log
 
+from branching import branch_on_parity, line_of
 from loupe import dynamo_events
 from loupe.dynamo_events import (
     CompileEvent,
@@ -30,12 +31,6 @@ def fresh_dynamo():
 
 def of_type(capture, kind):
     return [event for event in capture if isinstance(event, kind)]
-
-
-def line_of(fn, text):
-    """The file line of the first source line of fn containing text."""
-    lines, first = inspect.getsourcelines(fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
 
 
 def break_in_the_middle(x):
@@ -148,15 +143,6 @@ def test_current_compile_id_inside_backend_matches_the_compile():
 
     (compile_event,) = of_type(capture, CompileEvent)
     assert seen == [compile_event.compile_id]
-
-
-def branch_on_parity(x):
-    h = x * 2
-    if h.size(0) % 2 == 0:
-        y = h + 1
-    else:
-        y = h - 1
-    return y.sum()
 
 
 @pytest.mark.parametrize("dynamic", [False, None])
