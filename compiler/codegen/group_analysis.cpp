@@ -9,6 +9,15 @@
 
 namespace loupe::codegen {
 
+int GroupAnalysis::passOf(const Value* value) const {
+  auto found = pass.find(value);
+  return found == pass.end() ? 0 : found->second;
+}
+
+bool GroupAnalysis::isReduction(const Node* node) const {
+  return std::find(reductions.begin(), reductions.end(), node) != reductions.end();
+}
+
 bool isConstantNode(const Node* node) {
   return node && node->op() == "loupe.constant";
 }
@@ -128,19 +137,15 @@ void classifyRows(GroupAnalysis& group) {
   // is kept), what depends on a reduction is kept.
   bool ambiguous = full == kept;
   std::set<const Value*> afterReduction;
-  auto isReduction = [&](const Node* node) {
-    return std::find(group.reductions.begin(), group.reductions.end(), node) !=
-           group.reductions.end();
-  };
   for (const Node* node : group.nodes) {
     if (isConstantNode(node)) continue;
     const Value* result = node->result();
-    bool dependent = isReduction(node);
+    bool dependent = group.isReduction(node);
     for (const Value* operand : node->operands())
       dependent = dependent || afterReduction.count(operand);
     if (dependent) afterReduction.insert(result);
     const Shape& shape = result->tensorType().shape;
-    if (isReduction(node) || (ambiguous ? dependent : shape == kept))
+    if (group.isReduction(node) || (ambiguous ? dependent : shape == kept))
       group.space[result] = Space::Kept;
     else if (shape == full)
       group.space[result] = Space::Full;
@@ -154,7 +159,7 @@ void classifyRows(GroupAnalysis& group) {
     group.space[input] = Space::Full;
   for (const Node* node : group.nodes)
     if (!isConstantNode(node) && group.space.at(node->result()) == Space::Kept &&
-        !isReduction(node))
+        !group.isReduction(node))
       for (const Value* operand : node->operands())
         if (std::find(group.inputs.begin(), group.inputs.end(), operand) != group.inputs.end())
           group.space[operand] = Space::Kept;
@@ -172,10 +177,10 @@ void classifyRows(GroupAnalysis& group) {
       auto found = group.space.find(operand);
       if (found == group.space.end()) continue; // a constant
       pass = std::max(pass, group.pass.at(operand));
-      if (isReduction(node) && found->second == Space::Kept)
+      if (group.isReduction(node) && found->second == Space::Kept)
         throw Unsupported{"reduction " + valueName(node->result()) + " folds " +
                           valueName(operand) + ", which is one value per row"};
-      if (!isReduction(node) && space == Space::Kept && found->second == Space::Full)
+      if (!group.isReduction(node) && space == Space::Kept && found->second == Space::Full)
         throw Unsupported{"value " + valueName(operand) + " walks the rows but feeds " +
                           valueName(node->result()) + ", one value per row"};
       if (space == Space::Full && found->second == Space::Kept) {
@@ -188,7 +193,7 @@ void classifyRows(GroupAnalysis& group) {
                               " does not broadcast along the reduced dims of " + shapeText(full)};
       }
     }
-    group.pass[node->result()] = isReduction(node) ? pass + 1 : pass;
+    group.pass[node->result()] = group.isReduction(node) ? pass + 1 : pass;
   }
 
   int last = 0;

@@ -46,7 +46,9 @@ struct GroupAnalysis {
   // they alone compute; a reduction's result is one more than its input's pass. Full values are
   // computed inside the pass loops, kept values between them.
   std::map<const Value*, int> pass;
-  int passes = 1; // the loops over each row's reduced elements
+  int passes = 1;                       // the loops over each row's reduced elements
+  int passOf(const Value* value) const; // 0 for a value with no pass (a constant, pointwise)
+  bool isReduction(const Node* node) const;
   // More than one pass's worth: several reductions, a full-space value that reads a kept one,
   // or a full-space output.
   bool rowGroup = false;

@@ -127,21 +127,13 @@ private:
     return "static_cast<" + computeType(compute) + ">(" + name + ")";
   }
 
-  int passOf(const Value* value) const {
-    auto found = group_.pass.find(value);
-    return found == group_.pass.end() ? 0 : found->second;
-  }
-
-  bool isReduction(const Node* node) const {
-    return std::find(group_.reductions.begin(), group_.reductions.end(), node) !=
-           group_.reductions.end();
-  }
-
   // The nodes of `space` available by pass `upto` (group_analysis.h) that have no name yet.
   void emitNodes(Space space, int upto = std::numeric_limits<int>::max()) {
     for (const Node* node : group_.nodes) {
-      if (isConstantNode(node) || isReduction(node) || names_.count(node->result())) continue;
-      if (group_.space.at(node->result()) != space || passOf(node->result()) > upto) continue;
+      if (isConstantNode(node) || group_.isReduction(node) || names_.count(node->result()))
+        continue;
+      if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
+        continue;
       DType compute = opComputeDType(*node);
       std::vector<std::string> args;
       for (const Value* operand : node->operands())
@@ -326,7 +318,8 @@ private:
     for (int pass = 0; pass < group_.passes; ++pass) {
       std::vector<Accumulator> folded;
       for (size_t r = 0; r < group_.reductions.size(); ++r)
-        if (passOf(group_.reductions[r]->operand(0)) == pass) folded.push_back(accumulator(r));
+        if (group_.passOf(group_.reductions[r]->operand(0)) == pass)
+          folded.push_back(accumulator(r));
       for (const Accumulator& acc : folded)
         line(acc.type + " " + acc.name + " = " + acc.init + ";");
       emitPass(pass, folded, operands, all, innermostReduced);

@@ -181,21 +181,13 @@ private:
     return "static_cast<" + computeType(compute) + ">(" + name + ")";
   }
 
-  int passOf(const Value* value) const {
-    auto found = group_.pass.find(value);
-    return found == group_.pass.end() ? 0 : found->second;
-  }
-
-  bool isReduction(const Node* node) const {
-    return std::find(group_.reductions.begin(), group_.reductions.end(), node) !=
-           group_.reductions.end();
-  }
-
   // The nodes of `space` available by pass `upto` that have no name yet, in order.
   void emitNodes(Space space, int upto = std::numeric_limits<int>::max()) {
     for (const Node* node : group_.nodes) {
-      if (isConstantNode(node) || isReduction(node) || names_.count(node->result())) continue;
-      if (group_.space.at(node->result()) != space || passOf(node->result()) > upto) continue;
+      if (isConstantNode(node) || group_.isReduction(node) || names_.count(node->result()))
+        continue;
+      if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
+        continue;
       DType compute = opComputeDType(*node);
       std::vector<std::string> args;
       for (const Value* operand : node->operands())
@@ -336,7 +328,7 @@ private:
     for (int pass = 0; pass < group_.passes; ++pass) {
       std::vector<const Accumulator*> folded;
       for (const Accumulator& acc : accumulators)
-        if (passOf(acc.reduction->operand(0)) == pass) folded.push_back(&acc);
+        if (group_.passOf(acc.reduction->operand(0)) == pass) folded.push_back(&acc);
       for (const Accumulator* acc : folded)
         line(acc->type + " " + acc->name + " = " + acc->init + ";");
       bool last = pass == group_.passes - 1;
