@@ -80,12 +80,8 @@ public:
       for (Value* r : node->results())
         names.insert(r->name());
 
-    Device device;
-    try {
-      device = targetDevice(graph, ctx.options().target);
-    } catch (const Error&) {
-      // an unknown target or mixed devices: kernel selection reports it; plan as for the CPU
-    }
+    // An unknown target or mixed devices: kernel selection reports it; plan as for the CPU.
+    Device device = validTargetDevice(graph, ctx.options().target).value_or(Device{});
     std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
     for (Node* node : graph.nodes()) {
       if (!needsContiguousOperands(*node, device)) continue;

@@ -19,7 +19,6 @@
 #include <variant>
 
 #include "compiler/codegen/group_analysis.h"
-#include "compiler/ir/error.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/pass/fusion_group.h"
 #include "compiler/pass/target_device.h"
@@ -108,14 +107,10 @@ private:
 class RowFusionPass : public TablePass<PassId::RowFusionPass> {
 public:
   void run(Graph& graph, PassContext& ctx) override {
-    Device device;
-    try {
-      device = targetDevice(graph, ctx.options().target);
-    } catch (const Error&) {
-      return; // an unknown target or mixed devices: kernel selection reports it
-    }
+    std::optional<Device> device = validTargetDevice(graph, ctx.options().target);
+    if (!device) return; // an unknown target or mixed devices: kernel selection reports it
     FusionPartition partition(graph);
-    RowFusion fusion(partition, ctx, device);
+    RowFusion fusion(partition, ctx, *device);
     std::vector<Node*> order = graph.nodes();
     for (size_t i = 0; i < order.size(); ++i) {
       if (partition.members(partition.groupOf(order[i])).size() != 1) continue;

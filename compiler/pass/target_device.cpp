@@ -45,4 +45,12 @@ Device targetDevice(const Graph& graph, const std::string& target) {
   throw Error("kernel-selection", "unknown target '" + target + "' (expected cpu, cuda or cuda:N)");
 }
 
+std::optional<Device> validTargetDevice(const Graph& graph, const std::string& target) {
+  try {
+    return targetDevice(graph, target);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 } // namespace loupe

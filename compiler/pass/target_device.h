@@ -5,6 +5,7 @@
 // CUDA graph (a 0-d scalar, as torch allows); tensors on two CUDA devices are an error.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "compiler/ir/graph.h"
@@ -13,5 +14,9 @@ namespace loupe {
 
 // Throws Error("kernel-selection", ...) for an unknown target name or a graph on two devices.
 Device targetDevice(const Graph& graph, const std::string& target);
+
+// The same, or none where targetDevice throws: for the passes before kernel selection, which
+// plan for the device but leave reporting a bad target to kernel selection.
+std::optional<Device> validTargetDevice(const Graph& graph, const std::string& target);
 
 } // namespace loupe
