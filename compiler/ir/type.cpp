@@ -79,8 +79,8 @@ bool equalWhenDivisionsExact(const Type& a, const Type& b) {
   Shape sa = ta.effectiveStrides(), sb = tb.effectiveStrides();
   for (size_t d = 0; d < ta.rank(); ++d) {
     if (!SymExpr::equalWhenDivisionsExact(ta.shape[d], tb.shape[d])) return false;
-    if (!(ta.shape[d] == SymExpr(1)) && !SymExpr::equalWhenDivisionsExact(sa[d], sb[d]))
-      return false;
+    if (ta.shape[d] == SymExpr(1) || SymExpr::equalWhenDivisionsExact(sa[d], sb[d])) continue;
+    if (!sa[d].hasDivision() && !sb[d].hasDivision()) return false;
   }
   return true;
 }

@@ -65,7 +65,11 @@ private:
 
 // Equality with every dim and stride compared by SymExpr::equalWhenDivisionsExact: how the
 // verifier compares the types a frontend declared with the ones Loupe infers, since torch may
-// spell a dim differently under its divisibility guards.
+// spell a dim differently under its divisibility guards. A stride may also differ where one
+// side has a floor division or a modulo: torch's fake tensors simplify those with the traced
+// sizes (the padded attention mask of CUDA's memory-efficient attention, s + 8 - s%8 wide, has
+// a batch stride of 2*s**2 in one node and s*(s + 8 - s%8) in the next), so they are exact only
+// at the traced sizes; shape propagation replaces them with the inferred strides.
 bool equalWhenDivisionsExact(const Type& a, const Type& b);
 
 } // namespace loupe

@@ -16,25 +16,6 @@ std::string typesStr(const std::vector<Type>& types) {
   return s + ")";
 }
 
-// Whether the declared type differs from the inferred one only in strides where one side has a
-// floor division or a modulo: torch's fake tensors simplify those with the traced sizes (the
-// padded attention mask of CUDA's memory-efficient attention, s + 8 - s%8 wide, has a batch
-// stride of 2*s**2 in one node and s*(s + 8 - s%8) in the next), so they are exact only at the
-// traced sizes. Shape propagation replaces them with the inferred strides, which hold at every
-// size.
-bool differsOnlyInSizeDependentStrides(const Type& inferred, const Type& declared) {
-  if (!inferred.isTensor() || !declared.isTensor()) return false;
-  const TensorType &a = inferred.tensor(), &b = declared.tensor();
-  if (a.dtype != b.dtype || a.device != b.device || a.rank() != b.rank()) return false;
-  Shape sa = a.effectiveStrides(), sb = b.effectiveStrides();
-  for (size_t d = 0; d < a.rank(); ++d) {
-    if (!SymExpr::equalWhenDivisionsExact(a.shape[d], b.shape[d])) return false;
-    if (a.shape[d] == SymExpr(1) || SymExpr::equalWhenDivisionsExact(sa[d], sb[d])) continue;
-    if (!sa[d].hasDivision() && !sb[d].hasDivision()) return false;
-  }
-  return true;
-}
-
 class Verifier {
 public:
   explicit Verifier(const Graph& root) : rootName_(root.name()) {}
@@ -116,8 +97,7 @@ private:
       actual.push_back(r->type());
     bool agree = inferred.size() == actual.size();
     for (size_t i = 0; agree && i < actual.size(); ++i)
-      agree = equalWhenDivisionsExact(inferred[i], actual[i]) ||
-              differsOnlyInSizeDependentStrides(inferred[i], actual[i]);
+      agree = equalWhenDivisionsExact(inferred[i], actual[i]);
     if (!agree)
       fail(&node,
            "result types " + typesStr(actual) + " differ from the inferred " + typesStr(inferred));
