@@ -208,15 +208,12 @@ class CudaGraphedGraph:
         key = self.signature(args)
         addresses = self.addresses(args)
         entry = self.captured.get(key)
-        if entry is not None and any(
-            captured is not None and captured != address
-            for captured, address in zip(entry[3], addresses)
-        ):  # an input captured in place has moved: capture again, copying it
-            self.moved.setdefault(key, set()).update(
-                i for i, (c, a) in enumerate(zip(entry[3], addresses)) if c is not None and c != a
-            )
-            del self.captured[key]
-            entry = None
+        if entry is not None:
+            moved = [i for i, (c, a) in enumerate(zip(entry[3], addresses)) if c not in (None, a)]
+            if moved:  # an input captured in place has moved: capture again, copying it
+                self.moved.setdefault(key, set()).update(moved)
+                del self.captured[key]
+                entry = None
         if entry is None:
             previous = self.seen.get(key)
             self.seen[key] = addresses
