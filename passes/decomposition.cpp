@@ -4,9 +4,15 @@
 // nodes are built in place, before the node, with its source location, so a user still sees
 // their own line on every piece. Pieces that are themselves composite are decomposed in turn:
 // the graph is swept until a sweep decomposes nothing.
+//
+// An op the target device runs as a library kernel stays whole: on the CPU, layer norm's
+// backward is one pass of library code, where its pieces (two row means and two column sums)
+// took four times as long as generated kernels (docs/cpu-codegen.md, "Library kernels").
 #include <unordered_set>
 
+#include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ops/graph_builder.h"
+#include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
 #include "passes/rewrite_support.h"
 
@@ -44,12 +50,18 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
 class DecompositionPass : public TablePass<PassId::DecompositionPass> {
 public:
   void run(Graph& graph, PassContext& ctx) override {
-    std::unordered_set<Node*> kept; // refused or declined: never asked about again
+    std::optional<Device> device = validTargetDevice(graph, ctx.options().target);
+    bool onCpu = !device || device->isCpu();
+    std::unordered_set<Node*> kept; // refused, declined or a library kernel: never asked again
     for (bool sweepChanged = true; sweepChanged;) {
       sweepChanged = false;
       for (Node* node : graph.nodes()) {
         const OpInfo* info = registeredOp(*node);
         if (!info || !info->decompose || kept.count(node)) continue;
+        if (onCpu && hasCpuLibraryKernel(*node, nullptr)) {
+          kept.insert(node);
+          continue;
+        }
         if (decompose(graph, node, *info, ctx))
           sweepChanged = true;
         else

@@ -11,8 +11,9 @@
 // Backward results whose output_mask entry is false are still produced, as zeros of the
 // right shape (torch returns None there), so every node has a fixed number of results.
 //
-// Softmax, log-softmax, its backward and layer norm decompose into elementwise and reduction
-// ops for f32/f64 inputs, which fusion then turns into generated kernels.
+// Softmax, log-softmax, softmax's backward and layer norm forward and backward decompose into
+// elementwise and reduction ops in every floating dtype (computed in f32 for bf16 and f16, as
+// torch does: see inMathDType), which fusion then turns into generated kernels.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -69,11 +70,45 @@ OpInfo normalizationOp(std::string name, std::vector<OperandSpec> operands,
   return info;
 }
 
-// Decompositions build only f32/f64 graphs: other dtypes would need conversions around every
-// step to compute in f32 as torch does.
-bool decomposable(const Value* input) {
-  DType d = input->tensorType().dtype;
-  return d == DType::F32 || d == DType::F64;
+// Decompositions compute in the op's math dtype, as torch's kernels do: f64 stays f64, every
+// other floating dtype (f32, bf16, f16) computes in f32. `inMathDType` wraps a decomposition
+// written for one math dtype: it hands it the node's floating operands converted to that dtype
+// (prims.convert_element_type, which fuses into the kernels that read them) and converts each
+// replacement to the dtype of the result it stands for. One rule serves every dtype, so a bf16
+// layer norm becomes one row kernel like an f32 one instead of running as its aten op.
+using MathDecomposeFn = std::function<std::vector<Value*>(
+    Node& node, const std::vector<Value*>& operands, GraphBuilder& b)>;
+
+DType mathDType(DType dtype) {
+  return dtype == DType::F64 ? DType::F64 : DType::F32;
+}
+
+Value* converted(GraphBuilder& b, Value* value, DType dtype) {
+  if (!value || value->tensorType().dtype == dtype) return value;
+  AttrMap attrs;
+  attrs.set("dtype", dtype);
+  return b.op("prims.convert_element_type", {value}, std::move(attrs));
+}
+
+DecomposeFn inMathDType(MathDecomposeFn decompose) {
+  return [decompose = std::move(decompose)](Node& node, GraphBuilder& b) -> std::vector<Value*> {
+    std::optional<DType> math;
+    for (const Value* operand : node.operands()) {
+      if (!operand || !operand->type().isTensor()) continue;
+      DType dtype = operand->tensorType().dtype;
+      if (!isFloating(dtype)) return {};
+      math = math == DType::F64 ? DType::F64 : mathDType(dtype);
+    }
+    if (!math) return {};
+    std::vector<Value*> operands;
+    for (Value* operand : node.operands())
+      operands.push_back(operand && operand->type().isTensor() ? converted(b, operand, *math)
+                                                               : operand);
+    std::vector<Value*> results = decompose(node, operands, b);
+    for (size_t i = 0; i < results.size() && i < node.numResults(); ++i)
+      results[i] = converted(b, results[i], node.result(i)->tensorType().dtype);
+    return results;
+  };
 }
 
 AttrMap keepDims(IntList dims) {
@@ -146,16 +181,16 @@ ReferenceFn softmaxReference(bool log, bool safe = false) {
 
 // softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax = (x - max) - log(sum(...)).
 DecomposeFn softmaxDecomposition(bool log) {
-  return [log](Node& node, GraphBuilder& b) -> std::vector<Value*> {
-    Value* x = node.operand(0);
-    if (!decomposable(x) || node.attrs().getBool("half_to_float", false)) return {};
+  return inMathDType([log](Node& node, const std::vector<Value*>& operands,
+                           GraphBuilder& b) -> std::vector<Value*> {
+    Value* x = operands[0];
     AttrMap keep = keepDims({node.attrs().getDim("dim")});
     Value* shifted = b.op("aten.sub.Tensor", {x, b.op("aten.amax", {x}, keep)});
     Value* exp = b.op("aten.exp", {shifted});
     Value* sum = b.op("aten.sum.dim_IntList", {exp}, keep);
     if (log) return {b.op("aten.sub.Tensor", {shifted, b.op("aten.log", {sum})})};
     return {b.op("aten.div.Tensor", {exp, sum})};
-  };
+  });
 }
 
 std::vector<Type> inferSoftmaxBackward(std::string_view op,
@@ -188,11 +223,9 @@ ReferenceFn softmaxBackwardReference(bool log) {
 }
 
 // grad_input = g * y - y * sum(g * y, dim)
-std::vector<Value*> decomposeSoftmaxBackward(Node& node, GraphBuilder& b) {
-  Value *g = node.operand(0), *y = node.operand(1);
-  if (!decomposable(g) || !decomposable(y) ||
-      node.attrs().getDType("input_dtype") != y->tensorType().dtype)
-    return {};
+std::vector<Value*> decomposeSoftmaxBackward(Node& node, const std::vector<Value*>& operands,
+                                             GraphBuilder& b) {
+  Value *g = operands[0], *y = operands[1];
   Value* gy = b.op("aten.mul.Tensor", {g, y});
   Value* sum = b.op("aten.sum.dim_IntList", {gy}, keepDims({node.attrs().getDim("dim")}));
   return {b.op("aten.sub.Tensor", {gy, b.op("aten.mul.Tensor", {y, sum})})};
@@ -221,7 +254,7 @@ void registerSoftmaxOps(OpRegistry& registry) {
       return inferSoftmaxBackward(backwardName, operands, attrs);
     };
     backward.reference = softmaxBackwardReference(log);
-    if (!log) backward.decompose = decomposeSoftmaxBackward;
+    if (!log) backward.decompose = inMathDType(decomposeSoftmaxBackward);
     registry.add(std::move(backward));
   }
 }
@@ -244,25 +277,26 @@ void registerSafeSoftmax(OpRegistry& registry) {
     return std::vector<Type>{self.withShape(self.shape).withDType(result)};
   };
   info.reference = softmaxReference(false, true);
-  // where(all(x == -inf, dim), 0, softmax(x, dim)), when no conversion is asked for.
-  info.decompose = [](Node& node, GraphBuilder& b) -> std::vector<Value*> {
-    Value* x = node.operand(0);
-    const TensorType& result = node.result()->tensorType();
-    if (!decomposable(x) || result.dtype != x->tensorType().dtype) return {};
-    const SymExpr dim = node.attrs().getDim("dim");
-    AttrMap softmaxAttrs;
-    softmaxAttrs.set("dim", dim);
-    softmaxAttrs.set("half_to_float", false);
-    Value* softmax = b.op("aten._softmax", {x}, std::move(softmaxAttrs));
-    AttrMap negInf;
-    negInf.set("other", -std::numeric_limits<double>::infinity());
-    AttrMap line;
-    line.set("dim", dim);
-    line.set("keepdim", true);
-    Value* masked =
-        b.op("aten.all.dim", {b.op("aten.eq.Scalar", {x}, std::move(negInf))}, std::move(line));
-    return {b.op("aten.where.self", {masked, b.scalar(0.0, result.dtype, result.device), softmax})};
-  };
+  // where(all(x == -inf, dim), 0, softmax(x, dim)).
+  info.decompose = inMathDType(
+      [](Node& node, const std::vector<Value*>& operands, GraphBuilder& b) -> std::vector<Value*> {
+        Value* x = operands[0];
+        DType math = x->tensorType().dtype;
+        const SymExpr dim = node.attrs().getDim("dim");
+        AttrMap softmaxAttrs;
+        softmaxAttrs.set("dim", dim);
+        softmaxAttrs.set("half_to_float", false);
+        Value* softmax = b.op("aten._softmax", {x}, std::move(softmaxAttrs));
+        AttrMap negInf;
+        negInf.set("other", -std::numeric_limits<double>::infinity());
+        AttrMap line;
+        line.set("dim", dim);
+        line.set("keepdim", true);
+        Value* masked =
+            b.op("aten.all.dim", {b.op("aten.eq.Scalar", {x}, std::move(negInf))}, std::move(line));
+        Value* zero = b.scalar(0.0, math, x->tensorType().device);
+        return {b.op("aten.where.self", {masked, zero, softmax})};
+      });
   registry.add(std::move(info));
 }
 
@@ -348,14 +382,21 @@ void layerNormReference(const std::vector<const Tensor*>& inputs, const AttrMap&
 
 // (x - mean) * rsqrt(var + eps) * weight + bias, with var_mean(correction=0) over the
 // normalized dims.
-std::vector<Value*> decomposeLayerNorm(Node& node, GraphBuilder& b) {
-  Value *x = node.operand(0), *weight = node.operand(1), *bias = node.operand(2);
-  if (!decomposable(x)) return {};
-  size_t rank = x->tensorType().rank();
-  IntList dims;
-  for (size_t d = rank - node.attrs().getDims("normalized_shape").size(); d < rank; ++d)
-    dims.push_back(static_cast<int64_t>(d));
-  AttrMap varMeanAttrs = keepDims(dims);
+// The normalized (trailing) dims of layer norm's input, and the leading ones.
+struct LayerNormDims {
+  IntList normalized, leading;
+  LayerNormDims(const Node& node, const Value* input) {
+    size_t rank = input->tensorType().rank();
+    size_t first = rank - node.attrs().getDims("normalized_shape").size();
+    for (size_t d = 0; d < rank; ++d)
+      (d < first ? leading : normalized).push_back(static_cast<int64_t>(d));
+  }
+};
+
+std::vector<Value*> decomposeLayerNorm(Node& node, const std::vector<Value*>& operands,
+                                       GraphBuilder& b) {
+  Value *x = operands[0], *weight = operands[1], *bias = operands[2];
+  AttrMap varMeanAttrs = keepDims(LayerNormDims(node, x).normalized);
   varMeanAttrs.set("correction", SymExpr(0));
   std::vector<Value*> varMean = b.opResults("aten.var_mean.correction", {x}, varMeanAttrs);
   AttrMap epsAttrs;
@@ -365,6 +406,51 @@ std::vector<Value*> decomposeLayerNorm(Node& node, GraphBuilder& b) {
   if (weight) out = b.op("aten.mul.Tensor", {out, weight});
   if (bias) out = b.op("aten.add.Tensor", {out, bias});
   return {out, varMean[1], rstd};
+}
+
+// With xhat = (x - mean) * rstd and gw = grad_out * weight (torch's
+// native_layer_norm_backward decomposition, with means in place of sums over N):
+//   grad_input  = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))   over the normalized dims
+//   grad_weight = sum(grad_out * xhat), grad_bias = sum(grad_out)    over the leading dims
+// The row means fuse into one row kernel with grad_input; the column sums are reductions of
+// their own. A result output_mask leaves out is zeros (nothing uses it: it is removed).
+std::vector<Value*> decomposeLayerNormBackward(Node& node, const std::vector<Value*>& operands,
+                                               GraphBuilder& b) {
+  Value *g = operands[0], *x = operands[1], *mean = operands[2], *rstd = operands[3];
+  Value* weight = operands[4];
+  LayerNormDims dims(node, x);
+  BoolList mask = node.attrs().getBools("output_mask");
+  auto op = [&](std::string_view name, std::vector<Value*> in, AttrMap attrs = {}) {
+    return b.op(name, std::move(in), std::move(attrs));
+  };
+  auto zerosLike = [&](Value* like) { return op("aten.zeros_like", {like}); };
+  // A sum over the leading dims, to the normalized shape (none: the value itself).
+  auto columnSum = [&](Value* value) {
+    if (dims.leading.empty()) return value;
+    AttrMap attrs;
+    attrs.set("dim", dims.leading);
+    attrs.set("keepdim", false);
+    return op("aten.sum.dim_IntList", {value}, std::move(attrs));
+  };
+  Value* xhat = op("aten.mul.Tensor", {op("aten.sub.Tensor", {x, mean}), rstd});
+
+  Value* gradInput;
+  if (mask[0]) {
+    Value* gw = weight ? op("aten.mul.Tensor", {g, weight}) : g;
+    AttrMap rowMean = keepDims(dims.normalized);
+    Value* meanGw = op("aten.mean.dim", {gw}, rowMean);
+    Value* meanGwXhat = op("aten.mean.dim", {op("aten.mul.Tensor", {gw, xhat})}, rowMean);
+    Value* centred = op("aten.sub.Tensor", {op("aten.sub.Tensor", {gw, meanGw}),
+                                            op("aten.mul.Tensor", {xhat, meanGwXhat})});
+    gradInput = op("aten.mul.Tensor", {rstd, centred});
+  } else {
+    gradInput = zerosLike(x);
+  }
+  Value* gradWeight = columnSum(op("aten.mul.Tensor", {g, xhat}));
+  if (!mask[1]) gradWeight = zerosLike(gradWeight);
+  Value* gradBias = columnSum(g);
+  if (!mask[2]) gradBias = zerosLike(gradBias);
+  return {gradInput, gradWeight, gradBias};
 }
 
 std::vector<Type> inferLayerNormBackward(const std::vector<const Type*>& operands,
@@ -418,7 +504,7 @@ void registerLayerNormOps(OpRegistry& registry) {
                       "layer norm over the trailing normalized_shape dims: (out, mean, rstd)");
   forward.infer = inferLayerNorm;
   forward.reference = layerNormReference;
-  forward.decompose = decomposeLayerNorm;
+  forward.decompose = inMathDType(decomposeLayerNorm);
   registry.add(std::move(forward));
 
   OpInfo backward = normalizationOp(
@@ -428,6 +514,7 @@ void registerLayerNormOps(OpRegistry& registry) {
       "gradients of layer norm: (grad_input, grad_weight, grad_bias); masked-off ones are zeros");
   backward.infer = inferLayerNormBackward;
   backward.reference = layerNormBackwardReference;
+  backward.decompose = inMathDType(decomposeLayerNormBackward);
   registry.add(std::move(backward));
 }
 
