@@ -20,6 +20,9 @@ using namespace codegen;
 
 namespace {
 
+// Elements each thread of the split entry loads per step of its chunk.
+constexpr int kSplitUnroll = 4;
+
 class CudaKernelEmitter {
 public:
   CudaKernelEmitter(const GroupAnalysis& group, const CudaKernelLayout& layout,
@@ -494,8 +497,22 @@ private:
            " * rows * splits * 8);");
     scoped("for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {", [&] {
       decompose("row", kept_);
+      // Four elements a thread per step, then the rest one by one: the four loads are
+      // independent, so each thread keeps four in flight (a split grid is one wave over the
+      // SMs: only loads in flight hide the memory latency), and the order stays fixed.
       auto walk = [&](const std::function<void(const Addressing&)>& body, bool) {
-        scoped("for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) {", [&] {
+        line("int64_t r = begin + threadIdx.x;");
+        scoped("for (; r + " + std::to_string(kSplitUnroll - 1) +
+                   " * int64_t(blockDim.x) < end; r += " + std::to_string(kSplitUnroll) +
+                   " * int64_t(blockDim.x)) {",
+               [&] {
+                 line("#pragma unroll");
+                 scoped("for (int u = 0; u < " + std::to_string(kSplitUnroll) + "; ++u) {", [&] {
+                   decompose("r + u * int64_t(blockDim.x)", group_.reducedDims);
+                   body(strided(all_));
+                 });
+               });
+        scoped("for (; r < end; r += blockDim.x) {", [&] {
           decompose("r", group_.reducedDims);
           body(strided(all_));
         });
