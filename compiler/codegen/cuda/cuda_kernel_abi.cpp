@@ -104,19 +104,32 @@ bool rowsVectorisable(const CudaKernelLayout& layout, const std::vector<int64_t>
   return true;
 }
 
-// The splits per row for the split entry, or 1 where a grid over rows serves as well (see the
-// constants above): enough blocks in all to fill every SM, each chunk kSplitChunkMinimum or more.
-int64_t splitsFor(const CudaKernelLayout& layout, int64_t rows, int64_t reduced,
+// The outputs one block of the split entry takes: 1 (a row) when the reduced dims are innermost;
+// with a kept dim innermost (splitColumns), a tile of that many neighbouring outputs, the
+// innermost size rounded up to a power of two, at most a warp: a warp then reads 32 neighbouring
+// elements, 32 / width reduced positions of `width` outputs.
+int64_t splitTileWidth(const CudaKernelLayout& layout, const std::vector<int64_t>& sizes) {
+  if (!layout.splitColumns || sizes.empty()) return 1;
+  int64_t width = 1;
+  while (width < 32 && width < sizes.back())
+    width *= 2;
+  return width;
+}
+
+// The splits per tile (a row, or `width` outputs) for the split entry, or 1 where a grid over
+// rows serves as well (see the constants above): enough blocks in all to fill every SM, each
+// block's chunk kSplitChunkMinimum elements or more.
+int64_t splitsFor(const CudaKernelLayout& layout, int64_t tiles, int64_t width, int64_t reduced,
                   int multiprocessors) {
   bool offered = std::find(layout.entries.begin(), layout.entries.end(),
                            CudaEntryRole::ReductionSplit) != layout.entries.end();
   int64_t blockSlots = int64_t{std::max(1, multiprocessors)} * kResidentThreadsPerMultiprocessor /
                        int64_t{kCudaRowBlock};
-  if (!offered || rows < 1 || rows > kSplitCounterSlots || reduced < kSplitMinimumRow ||
-      2 * rows > blockSlots)
+  if (!offered || tiles < 1 || tiles > kSplitCounterSlots || reduced < kSplitMinimumRow ||
+      2 * tiles > blockSlots)
     return 1;
-  int64_t fill = (blockSlots + rows - 1) / rows;
-  return std::max<int64_t>(1, std::min({fill, reduced / kSplitChunkMinimum, kMaxGridY}));
+  int64_t fill = (blockSlots + tiles - 1) / tiles;
+  return std::max<int64_t>(1, std::min({fill, reduced * width / kSplitChunkMinimum, kMaxGridY}));
 }
 
 } // namespace
@@ -225,12 +238,17 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
     if (!std::binary_search(layout.reducedDims.begin(), layout.reducedDims.end(), d))
       kept.push_back(d);
   int64_t rows = product(sizes, kept), reduced = product(sizes, layout.reducedDims);
-  if (int64_t splits = splitsFor(layout, rows, reduced, multiprocessors); splits > 1) {
+  int64_t width = splitTileWidth(layout, sizes), tiles = (rows + width - 1) / width;
+  if (int64_t splits = splitsFor(layout, tiles, width, reduced, multiprocessors); splits > 1) {
     has(CudaEntryRole::ReductionSplit);
-    launch.why = "split: too few rows to fill the GPU, each long; grid.y splits every row and "
-                 "its last block combines the partials";
-    launch.block[0] = kCudaRowBlock;
-    launch.grid[0] = static_cast<unsigned>(rows);
+    launch.why = width == 1 ? "split: too few rows to fill the GPU, each long; grid.y splits "
+                              "every row and its last block combines the partials"
+                            : "split, tiles: too few outputs to fill the GPU, the innermost dim "
+                              "kept; grid.y splits every tile of outputs, its last block combines";
+    // A row: 512 threads along x; a tile: its outputs along x, 512 / width threads along y.
+    launch.block[0] = layout.splitColumns ? static_cast<unsigned>(width) : kCudaRowBlock;
+    launch.block[1] = kCudaRowBlock / launch.block[0];
+    launch.grid[0] = static_cast<unsigned>(tiles);
     launch.grid[1] = static_cast<unsigned>(splits);
     launch.workspaceBytes = static_cast<size_t>(
         kSplitPartialsOffset + static_cast<int64_t>(layout.reductions) * rows * splits * 8);

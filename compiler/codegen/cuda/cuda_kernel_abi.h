@@ -15,7 +15,8 @@
 // so sizes and symbolic attributes are run-time values: one kernel serves every binding.
 //
 // The workspace (device memory the caller owns, CudaLaunch::workspaceBytes of it; 0 unless the
-// split entry runs) holds kSplitCounterSlots uint32 counters, one per output row, which are zero
+// split entry runs) holds kSplitCounterSlots uint32 counters, one per block of outputs (a row,
+// or a tile of neighbouring outputs when the innermost dim is kept: blockIdx.x), which are zero
 // between launches (the caller zeroes them once, when it allocates the workspace; each launch
 // leaves them zero), then from byte kSplitPartialsOffset the partial results: per accumulator,
 // rows x splits slots of 8 bytes, row-major. Launches that share a workspace must be ordered
@@ -42,8 +43,8 @@ enum class CudaEntryRole {
   ReductionRowVectorised, // the row entry with vector accesses: one innermost reduced dim,
                           // rows dense (or broadcast) and aligned in every operand walking them
   ReductionPerOutput,     // one thread per output looping over the reduced dims: any strides
-  ReductionSplit,         // single-pass groups: grid.y splits each row's reduced range; the
-                          // last block of a row combines the splits' partials (the workspace)
+  ReductionSplit,         // single-pass groups: grid.y splits each row's (or tile's) reduced
+                          // range; the last block combines the splits' partials (the workspace)
 };
 const char* cudaEntryRoleName(CudaEntryRole role);
 
@@ -68,10 +69,11 @@ struct CudaKernelLayout {
   // strides along the reduced dims matter; every operand of a pointwise kernel.
   std::vector<bool> walksReducedDims;
   bool reduction = false;
-  size_t reductions = 0;              // reduction nodes (a row group has several)
-  std::vector<size_t> reducedDims;    // sorted
-  int vectorWidth = 1;                // elements per vector access in the vectorised entries
-  int passes = 1;                     // walks over each row (group_analysis.h)
+  size_t reductions = 0;           // reduction nodes (a row group has several)
+  std::vector<size_t> reducedDims; // sorted
+  int vectorWidth = 1;             // elements per vector access in the vectorised entries
+  int passes = 1;                  // walks over each row (group_analysis.h)
+  bool splitColumns = false; // the innermost dim is kept: the split entry takes tiles of outputs
   std::vector<CudaEntryRole> entries; // the roles of GeneratedCudaKernel::entries, in order
   // The parameter block's size in 8-byte words (a reduction's ends with the workspace word).
   size_t argWords() const;

@@ -472,19 +472,31 @@ private:
          acc.combine + ", partials" + acc.name.substr(3) + ");");
   }
 
-  // The split entry (single-pass groups): block (x, y) folds chunk y of row x's reduced range,
-  // its threads striding through the chunk (neighbours reading neighbours when the reduced dims
-  // are innermost), and combines its threads' results. Thread 0 writes them to the workspace
-  // (cuda_kernel_abi.h) at [row][y], fences, and counts the block in the row's counter; the
-  // block that counts last reads the row's partials, combines them in split order (the same
-  // tree whatever order the blocks finish in: the result is deterministic), resets the counter
-  // for the next launch, and finishes the row as the row entry does: finalize, epilogue, stores.
+  // The split entry (single-pass groups): block (x, y) folds chunk y of the reduced range of
+  // its outputs, and combines its threads' results; the outputs are row x when the reduced dims
+  // are innermost (the threads stride through the chunk, neighbours reading neighbours), or,
+  // when the innermost dim is kept (layout.splitColumns), the tile of blockDim.x neighbouring
+  // outputs from x * blockDim.x (threadIdx.x the output, threadIdx.y striding through the
+  // chunk: a warp reads neighbouring elements). The partials go to the workspace
+  // (cuda_kernel_abi.h) at [row][y]; after a fence, the block counts itself in counter x. The
+  // block that counts last reads the partials of its outputs, combines them in split order with
+  // the same tree (the result does not depend on the order the blocks finish in), resets the
+  // counter for the next launch, and finishes as the row entry does: finalize, epilogue, stores.
   void emitSplitReduction() {
+    bool columns = layout_.splitColumns;
+    // Within the block: the threads of one output, and their reduction (cuda_prelude.cpp).
+    std::string lane = columns ? "threadIdx.y" : "threadIdx.x";
+    std::string lanes = columns ? "int64_t(blockDim.y)" : "int64_t(blockDim.x)";
+    std::string reduce = columns ? "loupe_column_reduce" : "loupe_row_reduce";
+    std::string writer = columns ? "threadIdx.y == 0 && active" : "threadIdx.x == 0";
     std::vector<Accumulator> accumulators = declareAccumulators(false);
     line("__shared__ bool lastSplit;");
     for (const Accumulator& acc : accumulators)
-      line("__shared__ " + acc.type + " partials" + acc.name.substr(3) + "[32];");
+      line("__shared__ " + acc.type + " partials" + acc.name.substr(3) +
+           (columns ? "[512];" : "[32];"));
     line("const int64_t rows = " + product(kept_) + ";");
+    line(columns ? "const int64_t tiles = (rows + blockDim.x - 1) / blockDim.x;"
+                 : "const int64_t tiles = rows;");
     line("const int64_t splits = gridDim.y;");
     line("const int64_t chunk = (count + splits - 1) / splits;");
     line("const int64_t begin = int64_t(blockIdx.y) * chunk;");
@@ -495,51 +507,58 @@ private:
            " = reinterpret_cast<" + accumulators[k].type + "*>(args.workspace + " +
            std::to_string(kSplitPartialsOffset) + " + " + std::to_string(k) +
            " * rows * splits * 8);");
-    scoped("for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {", [&] {
+    scoped("for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {", [&] {
+      // Past the last output, a tile's threads fold nothing and store nothing; they read the
+      // last output's kept inputs (a valid address) and take part in the barriers.
+      line(columns ? "const int64_t wanted = tile * blockDim.x + threadIdx.x;"
+                   : "const int64_t wanted = tile;");
+      line("const bool active = wanted < rows;");
+      line("const int64_t row = active ? wanted : rows - 1;");
       decompose("row", kept_);
       // Four elements a thread per step, then the rest one by one: the four loads are
       // independent, so each thread keeps four in flight (a split grid is one wave over the
       // SMs: only loads in flight hide the memory latency), and the order stays fixed.
       auto walk = [&](const std::function<void(const Addressing&)>& body, bool) {
-        line("int64_t r = begin + threadIdx.x;");
-        scoped("for (; r + " + std::to_string(kSplitUnroll - 1) +
-                   " * int64_t(blockDim.x) < end; r += " + std::to_string(kSplitUnroll) +
-                   " * int64_t(blockDim.x)) {",
+        line("int64_t r = (active ? begin : end) + " + lane + ";");
+        scoped("for (; r + " + std::to_string(kSplitUnroll - 1) + " * " + lanes +
+                   " < end; r += " + std::to_string(kSplitUnroll) + " * " + lanes + ") {",
                [&] {
                  line("#pragma unroll");
                  scoped("for (int u = 0; u < " + std::to_string(kSplitUnroll) + "; ++u) {", [&] {
-                   decompose("r + u * int64_t(blockDim.x)", group_.reducedDims);
+                   decompose("r + u * " + lanes, group_.reducedDims);
                    body(strided(all_));
                  });
                });
-        scoped("for (; r < end; r += blockDim.x) {", [&] {
+        scoped("for (; r < end; r += " + lanes + ") {", [&] {
           decompose("r", group_.reducedDims);
           body(strided(all_));
         });
       };
       auto combinePass = [&](const std::vector<const Accumulator*>& folded) {
         for (const Accumulator* acc : folded)
-          combineInBlock(*acc, "loupe_row_reduce");
-        scoped("if (threadIdx.x == 0) {", [&] {
+          combineInBlock(*acc, reduce);
+        scoped("if (" + writer + ") {", [&] {
           for (const Accumulator* acc : folded)
             line(splitPartials(*acc) + "[row * splits + blockIdx.y] = " + acc->name + ";");
           line("__threadfence(); // the partials are visible before the count is");
-          line("lastSplit = atomicAdd(counters + row, 1u) == uint32_t(splits - 1);");
         });
+        line("__syncthreads();");
+        line("if (threadIdx.x == 0 && threadIdx.y == 0)");
+        line("  lastSplit = atomicAdd(counters + tile, 1u) == uint32_t(splits - 1);");
         line("__syncthreads();");
         line("if (!lastSplit) continue;");
         line("__threadfence(); // every other split's partials are visible now");
         for (const Accumulator* acc : folded) {
           line(acc->name + " = " + acc->init + ";");
           // volatile: past L1, which is not coherent between SMs.
-          line("for (int64_t s = threadIdx.x; s < splits; s += blockDim.x) " + acc->name + " = " +
-               acc->combine + "(" + acc->name + ", *reinterpret_cast<volatile " + acc->type +
-               "*>(" + splitPartials(*acc) + " + row * splits + s));");
-          combineInBlock(*acc, "loupe_row_reduce");
+          line("for (int64_t s = " + lane + "; s < splits; s += " + lanes + ") " + acc->name +
+               " = " + acc->combine + "(" + acc->name + ", *reinterpret_cast<volatile " +
+               acc->type + "*>(" + splitPartials(*acc) + " + row * splits + s));");
+          combineInBlock(*acc, reduce);
         }
-        line("if (threadIdx.x == 0) counters[row] = 0;");
+        line("if (threadIdx.x == 0 && threadIdx.y == 0) counters[tile] = 0;");
       };
-      emitRow(accumulators, walk, combinePass, "if (threadIdx.x == 0) {");
+      emitRow(accumulators, walk, combinePass, "if (" + writer + ") {");
     });
   }
 

@@ -25,6 +25,14 @@ bool reducedDimsInnermost(const GroupAnalysis& group) {
   return !reduced.empty() && reduced.back() == rank - 1 && reduced.front() == rank - reduced.size();
 }
 
+// Whether the innermost iteration dim is kept: neighbouring threads then read neighbouring
+// elements when they take neighbouring outputs (the split entry's tiles).
+bool innermostKept(const GroupAnalysis& group) {
+  size_t rank = group.iterationShape.size();
+  return rank > 0 &&
+         !std::binary_search(group.reducedDims.begin(), group.reducedDims.end(), rank - 1);
+}
+
 // Whether the split entry may pay: a single-pass group (a multi-pass row group would need every
 // pass's results across the splits before the next pass: it keeps the other entries), whose
 // reduced extent is symbolic or at least kSplitMinimumRow (planCudaLaunch never splits shorter
@@ -70,6 +78,7 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
     if (reducedDimsInnermost(group)) layout.entries.push_back(CudaEntryRole::ReductionRow);
     layout.entries.push_back(CudaEntryRole::ReductionPerOutput);
     if (splitMayPay(group)) layout.entries.push_back(CudaEntryRole::ReductionSplit);
+    layout.splitColumns = innermostKept(group);
     return layout;
   }
   if (!group.iterationShape.empty()) layout.entries.push_back(CudaEntryRole::PointwiseVectorised);

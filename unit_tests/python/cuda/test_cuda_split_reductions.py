@@ -65,14 +65,16 @@ def test_full_reduction_of_two_to_the_24(trace_path, fn, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_column_sums_with_a_kept_innermost_dim(trace_path, dtype):
+@pytest.mark.parametrize("columns", [8, 100])  # one tile of 8; four of 32, the last partial
+def test_column_sums_with_a_kept_innermost_dim(trace_path, dtype, columns):
     def fn(x):
         return x.sum(dim=0)
 
     compiled = compile_strict(fn, trace_path)
-    x = torch.randn((1 << 20) + 3, 8, device="cuda", dtype=dtype)
+    x = torch.randn((1 << 20) + 3, columns, device="cuda", dtype=dtype)
     check(compiled, fn, (x,))
     assert_split_ran(trace_path)
+    assert any("tiles" in launch for launch in split_launches(trace_path))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

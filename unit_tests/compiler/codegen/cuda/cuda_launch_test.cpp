@@ -177,6 +177,7 @@ TEST(CudaLaunch, FewLongRowsTakeTheSplitEntryWithAWorkspace) {
   CudaLaunch whole = plan(1, 1 << 24);
   EXPECT_EQ(kernel.entry(whole), "loupe_k_split") << whole.why;
   EXPECT_EQ(whole.block[0], 512u);
+  EXPECT_EQ(whole.block[1], 1u);
   EXPECT_EQ(whole.grid[0], 1u);
   EXPECT_EQ(whole.grid[1], 528u);
   EXPECT_EQ(whole.workspaceBytes, size_t(kSplitPartialsOffset + 1 * 528 * 8));
@@ -222,19 +223,41 @@ TEST(CudaLaunch, ManyOrShortRowsKeepTheRowAndPerOutputEntries) {
   EXPECT_EQ(tiny.workspaceBytes, 0u);
 }
 
-TEST(CudaLaunch, AKeptInnermostDimSplitsTooWithStridedChunks) {
-  // x.sum(dim=0) over [2^20, 8]: eight outputs, each a column of 2^20.
+TEST(CudaLaunch, AKeptInnermostDimSplitsInTilesOfNeighbouringOutputs) {
+  // x.sum(dim=0): each block takes a tile of neighbouring outputs, one per threadIdx.x.
   Kernel kernel(R"(
-graph @g(%x: f32[s0,8]) -> (f32[8]) {
-  %s = aten.sum.dim_IntList(%x) {dim=[0], keepdim=false} : f32[8]
+graph @g(%x: f32[s0,s1]) -> (f32[s1]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[0], keepdim=false} : f32[s1]
   return %s
 })");
-  Tensor x = deviceTensor(kDevice, DType::F32, {1 << 20, 8});
-  Tensor s = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {8});
-  CudaLaunch launch = kernel.plan({1 << 20, 8}, {&x}, s);
-  EXPECT_EQ(kernel.entry(launch), "loupe_k_split") << launch.why;
-  EXPECT_EQ(launch.grid[0], 8u);
-  EXPECT_EQ(launch.grid[1], 66u);
+  EXPECT_TRUE(kernel.layout.splitColumns);
+  auto plan = [&](int64_t rows, int64_t columns) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns});
+    Tensor s = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {columns});
+    return kernel.plan({rows, columns}, {&x}, s);
+  };
+  // [2^20, 8]: one tile of 8 outputs, 64 threads along the reduced dim, 528 splits.
+  CudaLaunch eight = plan(1 << 20, 8);
+  EXPECT_EQ(kernel.entry(eight), "loupe_k_split") << eight.why;
+  EXPECT_NE(std::string(eight.why).find("tiles"), std::string::npos);
+  EXPECT_EQ(eight.block[0], 8u);
+  EXPECT_EQ(eight.block[1], 64u);
+  EXPECT_EQ(eight.grid[0], 1u);
+  EXPECT_EQ(eight.grid[1], 528u);
+  EXPECT_EQ(eight.workspaceBytes, size_t(kSplitPartialsOffset + 8 * 528 * 8));
+  // [2^18, 100]: four tiles of 32 (the last one partial), 132 splits each.
+  CudaLaunch hundred = plan(1 << 18, 100);
+  EXPECT_EQ(kernel.entry(hundred), "loupe_k_split");
+  EXPECT_EQ(hundred.block[0], 32u);
+  EXPECT_EQ(hundred.block[1], 16u);
+  EXPECT_EQ(hundred.grid[0], 4u);
+  EXPECT_EQ(hundred.grid[1], 132u);
+  EXPECT_EQ(hundred.workspaceBytes, size_t(kSplitPartialsOffset + 100 * 132 * 8));
+  // 10000 columns fill the GPU as they are: one thread per output.
+  EXPECT_EQ(kernel.entry(plan(1 << 18, 10000)), "loupe_k");
+  // The innermost-reduced kernel takes whole rows: 512 threads along x.
+  Kernel rows(kSymbolicSum);
+  EXPECT_FALSE(rows.layout.splitColumns);
 }
 
 TEST(CudaLaunch, MultiPassRowGroupsAndShortStaticRowsHaveNoSplitEntry) {
