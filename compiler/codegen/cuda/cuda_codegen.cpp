@@ -39,8 +39,9 @@ std::string strategyOf(const CudaKernelLayout& layout) {
     return std::find(layout.entries.begin(), layout.entries.end(), role) != layout.entries.end();
   };
   if (has(CudaEntryRole::ReductionSplit))
-    reduced += "when the rows are too few to fill the GPU and long, each row split over blocks "
-               "whose last combines the partials (_split); otherwise ";
+    reduced += std::string("when the outputs are too few to fill the GPU and long, each ") +
+               (layout.splitColumns ? "tile of neighbouring outputs" : "row") +
+               " split over blocks whose last combines the partials (_split); otherwise ";
   if (has(CudaEntryRole::ReductionRow))
     return reduced +
            "one warp or block per output when the reduced dims (innermost) are contiguous and "
