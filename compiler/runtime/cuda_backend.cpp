@@ -1,6 +1,7 @@
 // The CUDA device backend (cuda_backend.h).
 #include "compiler/runtime/cuda_backend.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "compiler/ir/error.h"
@@ -242,6 +243,7 @@ void CudaBackend::launch(size_t index, const KernelBinding& bound,
   Kernel& kernel = kernels_.at(index);
   CudaLaunch plan = planCudaLaunch(kernel.layout, bound, inputs, outputs, multiprocessors_);
   if (plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0) return; // nothing to do
+  bindCudaWorkspace(plan, reductionWorkspace(plan.workspaceBytes));
   const std::string& entry = kernel.generated.entries.at(plan.entry);
   auto what = [&] {
     return "kernel " + kernel.name + " (" + entry + "), grid " + dims(plan.grid) + ", block " +
@@ -250,6 +252,21 @@ void CudaBackend::launch(size_t index, const KernelBinding& bound,
   cudaLaunch(kernel.functions.at(plan.entry), plan.grid, plan.block, plan.sharedBytes, stream_,
              plan.args.data(), plan.args.size() * sizeof(int64_t), what());
   kernel.last = std::move(plan);
+}
+
+void* CudaBackend::reductionWorkspace(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  size_t held = reductionWorkspace_.defined() ? reductionWorkspace_.nbytes() : 0;
+  if (bytes > held) {
+    // Doubling keeps the allocations few (and the outgrown buffers at most the current one's
+    // size in all) when launch after launch needs a little more.
+    size_t grown = std::max(bytes, 2 * held);
+    if (held) outgrownReductionWorkspaces_.push_back(std::move(reductionWorkspace_));
+    reductionWorkspace_ = allocate(DType::U8, {static_cast<int64_t>(grown)});
+    // Stream-ordered before the launch that needs it: the counters start at zero.
+    cudaMemsetAsync(reductionWorkspace_.data(), 0, grown, stream_);
+  }
+  return reductionWorkspace_.data();
 }
 
 std::string CudaBackend::describeLastLaunch(size_t index) const {

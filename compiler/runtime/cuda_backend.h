@@ -3,6 +3,9 @@
 // executable's memory from the embedder's allocator (torch's caching allocator, handed over by
 // the Python adapter) or, without one, the driver's. Every launch goes to the stream the
 // embedder names for the run (torch's current stream). docs/cuda.md describes the whole path.
+//
+// One backend's kernels run on one stream at a time: the split reductions' counters in its
+// workspace (cuda_kernel_abi.h) are zero between launches only if launches do not overlap.
 #pragma once
 
 #include <functional>
@@ -60,6 +63,7 @@ private:
   struct Kernel;
   struct Copier;
   Tensor contiguousCopy(const Tensor& tensor);
+  void* reductionWorkspace(size_t bytes);
 
   CudaBackendOptions options_;
   int multiprocessors_ = 0;
@@ -68,6 +72,12 @@ private:
   std::vector<Kernel> kernels_;
   std::unique_ptr<Copier> copier_; // the strided copy kernels, built on first use
   Tensor workspace_;               // cuBLASLt's, allocated on first use
+  // The split reductions' workspace: allocated when a launch first needs one, grown
+  // geometrically, its counters zeroed once on allocation (each launch leaves them zero). The
+  // buffers it outgrew stay alive with the backend: a CUDA graph captured earlier may still
+  // point at them.
+  Tensor reductionWorkspace_;
+  std::vector<Tensor> outgrownReductionWorkspaces_;
 };
 
 } // namespace loupe

@@ -35,9 +35,14 @@ std::string strategyOf(const CudaKernelLayout& layout) {
   if (layout.passes > 1)
     reduced += std::to_string(layout.reductions) + " reductions in " +
                std::to_string(layout.passes) + " passes over each row; ";
-  bool rows = std::find(layout.entries.begin(), layout.entries.end(),
-                        CudaEntryRole::ReductionRow) != layout.entries.end();
-  if (rows)
+  auto has = [&](CudaEntryRole role) {
+    return std::find(layout.entries.begin(), layout.entries.end(), role) != layout.entries.end();
+  };
+  if (has(CudaEntryRole::ReductionSplit))
+    reduced += std::string("when the outputs are too few to fill the GPU and long, each ") +
+               (layout.splitColumns ? "tile of neighbouring outputs" : "row") +
+               " split over blocks whose last combines the partials (_split); otherwise ";
+  if (has(CudaEntryRole::ReductionRow))
     return reduced +
            "one warp or block per output when the reduced dims (innermost) are contiguous and "
            "rows at least a warp long (_row; with " +

@@ -29,8 +29,8 @@ bool canGenerateCudaKernel(const Node& node, std::string* whyNot,
                            const OpRegistry& registry = OpRegistry::global());
 
 // Throws Error("codegen", ...) with the reason when canGenerateCudaKernel is false. The entries
-// are named loupe_<kernelName> (the strided or per-output one), loupe_<kernelName>_vec and
-// loupe_<kernelName>_row, non-identifier characters replaced by '_'.
+// are named loupe_<kernelName> (the strided or per-output one), loupe_<kernelName>_vec,
+// loupe_<kernelName>_row, _rowvec and _split, non-identifier characters replaced by '_'.
 GeneratedCudaKernel generateCudaKernel(const Node& node, const std::string& kernelName,
                                        const OpRegistry& registry = OpRegistry::global());
 

@@ -18,6 +18,25 @@ constexpr int64_t kWarpRowMaximum = 2048;
 // Resident blocks per SM a grid-stride grid is sized for: more blocks only add scheduling.
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 
+// The split entry (one block of kCudaRowBlock threads per row and split) against one block per
+// row. An SM of sm_80 or sm_90 holds 2048 threads: 4 such blocks. When the rows alone occupy at
+// most half of those slots, a grid over rows leaves most of the GPU idle (x.sum() of 64M
+// elements: one block on one SM of 132), and splitting each row's reduced range over grid.y
+// fills it.
+constexpr int64_t kResidentThreadsPerMultiprocessor = 2048;
+// A split costs a fixed few microseconds: the block's partial written, a fence and an atomic, and
+// the last block's read of every partial and its epilogue after the others finish. One SM on its
+// own streams in the order of 50-100 GB/s (the loads its threads keep in flight over the DRAM
+// latency), so a block walks a row of kSplitMinimumRow f32 (512 KiB) in 5-10 us: shorter rows
+// gain at most about what the split costs, longer ones gain in proportion (declared in
+// cuda_kernel_abi.h: the layout omits the entry when the static extent is shorter).
+// Each split's chunk holds at least this many elements, 8 per thread of a block: enough loads
+// in flight per thread that the block's fixed work (its tree, its partial, the atomic) stays
+// small beside them, and the partials (one per chunk) stay few for the last block to read.
+constexpr int64_t kSplitChunkMinimum = 4096;
+// grid.y's limit.
+constexpr int64_t kMaxGridY = 65535;
+
 int64_t product(const std::vector<int64_t>& sizes, const std::vector<size_t>& dims) {
   int64_t p = 1;
   for (size_t d : dims)
@@ -85,6 +104,34 @@ bool rowsVectorisable(const CudaKernelLayout& layout, const std::vector<int64_t>
   return true;
 }
 
+// The outputs one block of the split entry takes: 1 (a row) when the reduced dims are innermost;
+// with a kept dim innermost (splitColumns), a tile of that many neighbouring outputs, the
+// innermost size rounded up to a power of two, at most a warp: a warp then reads 32 neighbouring
+// elements, 32 / width reduced positions of `width` outputs.
+int64_t splitTileWidth(const CudaKernelLayout& layout, const std::vector<int64_t>& sizes) {
+  if (!layout.splitColumns || sizes.empty()) return 1;
+  int64_t width = 1;
+  while (width < 32 && width < sizes.back())
+    width *= 2;
+  return width;
+}
+
+// The splits per tile (a row, or `width` outputs) for the split entry, or 1 where a grid over
+// rows serves as well (see the constants above): enough blocks in all to fill every SM, each
+// block's chunk kSplitChunkMinimum elements or more.
+int64_t splitsFor(const CudaKernelLayout& layout, int64_t tiles, int64_t width, int64_t reduced,
+                  int multiprocessors) {
+  bool offered = std::find(layout.entries.begin(), layout.entries.end(),
+                           CudaEntryRole::ReductionSplit) != layout.entries.end();
+  int64_t blockSlots = int64_t{std::max(1, multiprocessors)} * kResidentThreadsPerMultiprocessor /
+                       int64_t{kCudaRowBlock};
+  if (!offered || tiles < 1 || tiles > kSplitCounterSlots || reduced < kSplitMinimumRow ||
+      2 * tiles > blockSlots)
+    return 1;
+  int64_t fill = (blockSlots + tiles - 1) / tiles;
+  return std::max<int64_t>(1, std::min({fill, reduced * width / kSplitChunkMinimum, kMaxGridY}));
+}
+
 } // namespace
 
 const char* cudaEntryRoleName(CudaEntryRole role) {
@@ -99,6 +146,8 @@ const char* cudaEntryRoleName(CudaEntryRole role) {
     return "reduction-row-vectorised";
   case CudaEntryRole::ReductionPerOutput:
     return "reduction-per-output";
+  case CudaEntryRole::ReductionSplit:
+    return "reduction-split";
   }
   return "?";
 }
@@ -106,7 +155,8 @@ const char* cudaEntryRoleName(CudaEntryRole role) {
 size_t CudaKernelLayout::argWords() const {
   size_t rank = std::max<size_t>(signature.iterationShape.size(), 1);
   size_t operands = dtypes.size();
-  return rank + operands + operands * rank + std::max<size_t>(signature.scalars.size(), 1);
+  return rank + operands + operands * rank + std::max<size_t>(signature.scalars.size(), 1) +
+         (reduction ? 1 : 0);
 }
 
 CudaKernelLayout describeCudaKernel(const Node& node, const OpRegistry& registry) {
@@ -136,7 +186,7 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
                                std::to_string(layout.signature.iterationShape.size()) + " and " +
                                std::to_string(layout.signature.scalars.size()));
 
-  // The parameter block: sizes, data, strides, scalars (cuda_kernel_abi.h).
+  // The parameter block: sizes, data, strides, scalars, [workspace] (cuda_kernel_abi.h).
   CudaLaunch launch;
   size_t rank = std::max<size_t>(sizes.size(), 1);
   launch.args.assign(layout.argWords(), 0);
@@ -188,6 +238,22 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
     if (!std::binary_search(layout.reducedDims.begin(), layout.reducedDims.end(), d))
       kept.push_back(d);
   int64_t rows = product(sizes, kept), reduced = product(sizes, layout.reducedDims);
+  int64_t width = splitTileWidth(layout, sizes), tiles = (rows + width - 1) / width;
+  if (int64_t splits = splitsFor(layout, tiles, width, reduced, multiprocessors); splits > 1) {
+    has(CudaEntryRole::ReductionSplit);
+    launch.why = width == 1 ? "split: too few rows to fill the GPU, each long; grid.y splits "
+                              "every row and its last block combines the partials"
+                            : "split, tiles: too few outputs to fill the GPU, the innermost dim "
+                              "kept; grid.y splits every tile of outputs, its last block combines";
+    // A row: 512 threads along x; a tile: its outputs along x, 512 / width threads along y.
+    launch.block[0] = layout.splitColumns ? static_cast<unsigned>(width) : kCudaRowBlock;
+    launch.block[1] = kCudaRowBlock / launch.block[0];
+    launch.grid[0] = static_cast<unsigned>(tiles);
+    launch.grid[1] = static_cast<unsigned>(splits);
+    launch.workspaceBytes = static_cast<size_t>(
+        kSplitPartialsOffset + static_cast<int64_t>(layout.reductions) * rows * splits * 8);
+    return launch;
+  }
   // The row entry's threads read consecutive reduced elements: worth it when the innermost
   // iteration dim is contiguous (or broadcast) in every operand the reduction loop reads.
   bool innerContiguous = true;
@@ -223,6 +289,12 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
       std::min<int64_t>(kCudaPointwiseBlock, std::max<int64_t>(32, (rows + 31) / 32 * 32)));
   launch.grid[0] = gridFor(rows, launch.block[0], multiprocessors);
   return launch;
+}
+
+void bindCudaWorkspace(CudaLaunch& launch, void* workspace) {
+  if (launch.workspaceBytes == 0) return;
+  if (!workspace) throw Error("runtime", "a split reduction launched without its workspace");
+  launch.args.back() = static_cast<int64_t>(reinterpret_cast<uintptr_t>(workspace));
 }
 
 } // namespace loupe

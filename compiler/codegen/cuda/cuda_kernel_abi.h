@@ -10,8 +10,17 @@
 //   int64_t data[P];                    // device pointers to element 0 of each operand
 //   int64_t strides[P][max(R,1)];       // per operand, in elements, in the iteration space
 //   int64_t scalars[max(S,1)];          // KernelSignature::scalars evaluated
+//   int64_t workspace;                  // reduction kernels only: the split entry's workspace
 //
 // so sizes and symbolic attributes are run-time values: one kernel serves every binding.
+//
+// The workspace (device memory the caller owns, CudaLaunch::workspaceBytes of it; 0 unless the
+// split entry runs) holds kSplitCounterSlots uint32 counters, one per block of outputs (a row,
+// or a tile of neighbouring outputs when the innermost dim is kept: blockIdx.x), which are zero
+// between launches (the caller zeroes them once, when it allocates the workspace; each launch
+// leaves them zero), then from byte kSplitPartialsOffset the partial results: per accumulator,
+// rows x splits slots of 8 bytes, row-major. Launches that share a workspace must be ordered
+// (one stream): the counters of one launch are the next one's.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +43,8 @@ enum class CudaEntryRole {
   ReductionRowVectorised, // the row entry with vector accesses: one innermost reduced dim,
                           // rows dense (or broadcast) and aligned in every operand walking them
   ReductionPerOutput,     // one thread per output looping over the reduced dims: any strides
+  ReductionSplit,         // single-pass groups: grid.y splits each row's (or tile's) reduced
+                          // range; the last block combines the splits' partials (the workspace)
 };
 const char* cudaEntryRoleName(CudaEntryRole role);
 
@@ -41,6 +52,13 @@ const char* cudaEntryRoleName(CudaEntryRole role);
 // for more.
 constexpr unsigned kCudaPointwiseBlock = 256;
 constexpr unsigned kCudaRowBlock = 512;
+
+// The split entry's workspace (see the top of this file): the counters, then the partials.
+constexpr int64_t kSplitCounterSlots = 4096; // the planner splits no more rows than this
+constexpr int64_t kSplitPartialsOffset = kSplitCounterSlots * 4;
+// Rows shorter than this never split (planCudaLaunch says why); a kernel whose reduced extent is
+// static and shorter gets no split entry.
+constexpr int64_t kSplitMinimumRow = int64_t{1} << 17;
 
 // What the host needs to plan a launch of a generated kernel.
 struct CudaKernelLayout {
@@ -51,12 +69,13 @@ struct CudaKernelLayout {
   // strides along the reduced dims matter; every operand of a pointwise kernel.
   std::vector<bool> walksReducedDims;
   bool reduction = false;
-  size_t reductions = 0;              // reduction nodes (a row group has several)
-  std::vector<size_t> reducedDims;    // sorted
-  int vectorWidth = 1;                // elements per vector access in the vectorised entries
-  int passes = 1;                     // walks over each row (group_analysis.h)
+  size_t reductions = 0;           // reduction nodes (a row group has several)
+  std::vector<size_t> reducedDims; // sorted
+  int vectorWidth = 1;             // elements per vector access in the vectorised entries
+  int passes = 1;                  // walks over each row (group_analysis.h)
+  bool splitColumns = false; // the innermost dim is kept: the split entry takes tiles of outputs
   std::vector<CudaEntryRole> entries; // the roles of GeneratedCudaKernel::entries, in order
-  // The parameter block's size in 8-byte words.
+  // The parameter block's size in 8-byte words (a reduction's ends with the workspace word).
   size_t argWords() const;
 };
 
@@ -71,6 +90,9 @@ struct CudaLaunch {
   std::vector<int64_t>
       args;             // the parameter block, to pass to cuLaunchKernel as the single parameter
   const char* why = ""; // one line: why this entry (a literal, so planning builds no text)
+  // Device memory the launch needs as its workspace (the split entry's counters and partials),
+  // bound with bindCudaWorkspace; 0: none.
+  size_t workspaceBytes = 0;
 };
 
 // Chooses the entry (docs/cuda-codegen.md, "Variants"), the grid and block for a device of
@@ -80,5 +102,9 @@ struct CudaLaunch {
 CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& bound,
                           const std::vector<const Tensor*>& inputs,
                           const std::vector<Tensor*>& outputs, int multiprocessors);
+
+// Writes the workspace pointer into a planned launch's parameter block: `workspace` holds at
+// least launch.workspaceBytes, its counters zero. A launch that needs none is left as it is.
+void bindCudaWorkspace(CudaLaunch& launch, void* workspace);
 
 } // namespace loupe

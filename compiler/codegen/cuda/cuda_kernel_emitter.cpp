@@ -20,6 +20,9 @@ using namespace codegen;
 
 namespace {
 
+// Elements each thread of the split entry loads per step of its chunk.
+constexpr int kSplitUnroll = 4;
+
 class CudaKernelEmitter {
 public:
   CudaKernelEmitter(const GroupAnalysis& group, const CudaKernelLayout& layout,
@@ -54,6 +57,9 @@ public:
         break;
       case CudaEntryRole::ReductionPerOutput:
         entry(role, kCudaPointwiseBlock, [&] { emitPerOutputReduction(); });
+        break;
+      case CudaEntryRole::ReductionSplit:
+        entry(role, kCudaRowBlock, [&] { emitSplitReduction(); });
         break;
       }
     }
@@ -90,12 +96,14 @@ private:
   void emitArgsStruct() {
     size_t rank = std::max<size_t>(group_.iterationShape.size(), 1), p = operandCount();
     size_t scalars = std::max<size_t>(group_.scalars.size(), 1);
-    line("// The parameter block (cuda_kernel_abi.h): sizes, data, strides, scalars.");
+    line("// The parameter block (cuda_kernel_abi.h): sizes, data, strides, scalars, and for a");
+    line("// reduction the split entry's workspace.");
     open("struct " + argsType_ + " {");
     line("int64_t sizes[" + std::to_string(rank) + "];");
     line("int64_t data[" + std::to_string(p) + "];");
     line("int64_t strides[" + std::to_string(p) + "][" + std::to_string(rank) + "];");
     line("int64_t scalars[" + std::to_string(scalars) + "];");
+    if (group_.reduction) line("int64_t workspace;");
     close("};");
   }
 
@@ -312,8 +320,9 @@ private:
   // One row: its kept inputs and what they alone compute, then each pass over the row's reduced
   // elements (group_analysis.h): pass k recomputes the full-space values it needs and folds the
   // reductions whose inputs are available by then; the last pass also stores the full-space
-  // outputs. After a pass, the row's results are combined across its threads (`combineRow`,
-  // for the row entry) and the kept values they make available are computed, by every thread.
+  // outputs. After a pass, the row's results are combined (`combinePass`, given the pass's
+  // accumulators: across the row's threads for the row entry, across the splits too for the
+  // split entry) and the kept values they make available are computed, by every thread.
   // The kept outputs are stored at the end, under `storeGuard` (one thread of the row).
   // `walk(body, stores)` opens the loop over the row's reduced elements around body(element),
   // `element` addressing each operand's element there; `stores`: the body stores the full-space
@@ -321,7 +330,7 @@ private:
   using RowWalk = std::function<void(const std::function<void(const Addressing&)>&, bool)>;
 
   void emitRow(const std::vector<Accumulator>& accumulators, const RowWalk& walk,
-               const std::function<void(const Accumulator&)>& combineRow,
+               const std::function<void(const std::vector<const Accumulator*>&)>& combinePass,
                const std::string& storeGuard) {
     emitLoads(Space::Kept, strided(kept_));
     emitNodes(Space::Kept, 0);
@@ -344,8 +353,8 @@ private:
             names_ = std::move(names);
           },
           last);
+      combinePass(folded);
       for (const Accumulator* acc : folded) {
-        combineRow(*acc);
         const ReductionRecipe& recipe = *registry_.find(acc->reduction->op())->reduction;
         std::string result = "v" + std::to_string(counter_++);
         std::string type = computeType(acc->reduction->result()->tensorType().dtype);
@@ -383,7 +392,7 @@ private:
           close();
       };
       emitRow(
-          accumulators, walk, [](const Accumulator&) {}, "");
+          accumulators, walk, [](const std::vector<const Accumulator*>&) {}, "");
     });
   }
 
@@ -448,12 +457,113 @@ private:
                  body(strided(all_));
                });
              };
-             auto combineRow = [&](const Accumulator& acc) {
-               line(acc.name + " = loupe_row_allreduce(" + acc.name + ", " + acc.type + "(" +
-                    acc.init + "), " + acc.combine + ", partials" + acc.name.substr(3) + ");");
+             auto combinePass = [&](const std::vector<const Accumulator*>& folded) {
+               for (const Accumulator* acc : folded)
+                 combineInBlock(*acc, "loupe_row_allreduce");
              };
-             emitRow(accumulators, walk, combineRow, "if (threadIdx.x == 0) {");
+             emitRow(accumulators, walk, combinePass, "if (threadIdx.x == 0) {");
            });
+  }
+
+  // acc = <reduce>(acc, ...) over the threads of the row (loupe_row_reduce: the result in
+  // thread 0; loupe_row_allreduce: in every thread), through its shared partials.
+  void combineInBlock(const Accumulator& acc, const std::string& reduce) {
+    line(acc.name + " = " + reduce + "(" + acc.name + ", " + acc.type + "(" + acc.init + "), " +
+         acc.combine + ", partials" + acc.name.substr(3) + ");");
+  }
+
+  // The split entry (single-pass groups): block (x, y) folds chunk y of the reduced range of
+  // its outputs, and combines its threads' results; the outputs are row x when the reduced dims
+  // are innermost (the threads stride through the chunk, neighbours reading neighbours), or,
+  // when the innermost dim is kept (layout.splitColumns), the tile of blockDim.x neighbouring
+  // outputs from x * blockDim.x (threadIdx.x the output, threadIdx.y striding through the
+  // chunk: a warp reads neighbouring elements). The partials go to the workspace
+  // (cuda_kernel_abi.h) at [row][y]; after a fence, the block counts itself in counter x. The
+  // block that counts last reads the partials of its outputs, combines them in split order with
+  // the same tree (the result does not depend on the order the blocks finish in), resets the
+  // counter for the next launch, and finishes as the row entry does: finalize, epilogue, stores.
+  void emitSplitReduction() {
+    bool columns = layout_.splitColumns;
+    // Within the block: the threads of one output, and their reduction (cuda_prelude.cpp).
+    std::string lane = columns ? "threadIdx.y" : "threadIdx.x";
+    std::string lanes = columns ? "int64_t(blockDim.y)" : "int64_t(blockDim.x)";
+    std::string reduce = columns ? "loupe_column_reduce" : "loupe_row_reduce";
+    std::string writer = columns ? "threadIdx.y == 0 && active" : "threadIdx.x == 0";
+    std::vector<Accumulator> accumulators = declareAccumulators(false);
+    line("__shared__ bool lastSplit;");
+    for (const Accumulator& acc : accumulators)
+      line("__shared__ " + acc.type + " partials" + acc.name.substr(3) +
+           (columns ? "[512];" : "[32];"));
+    line("const int64_t rows = " + product(kept_) + ";");
+    line(columns ? "const int64_t tiles = (rows + blockDim.x - 1) / blockDim.x;"
+                 : "const int64_t tiles = rows;");
+    line("const int64_t splits = gridDim.y;");
+    line("const int64_t chunk = (count + splits - 1) / splits;");
+    line("const int64_t begin = int64_t(blockIdx.y) * chunk;");
+    line("const int64_t end = count - begin < chunk ? count : begin + chunk;");
+    line("uint32_t* const counters = reinterpret_cast<uint32_t*>(args.workspace);");
+    for (size_t k = 0; k < accumulators.size(); ++k)
+      line(accumulators[k].type + "* const " + splitPartials(accumulators[k]) +
+           " = reinterpret_cast<" + accumulators[k].type + "*>(args.workspace + " +
+           std::to_string(kSplitPartialsOffset) + " + " + std::to_string(k) +
+           " * rows * splits * 8);");
+    scoped("for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {", [&] {
+      // Past the last output, a tile's threads fold nothing and store nothing; they read the
+      // last output's kept inputs (a valid address) and take part in the barriers.
+      line(columns ? "const int64_t wanted = tile * blockDim.x + threadIdx.x;"
+                   : "const int64_t wanted = tile;");
+      line("const bool active = wanted < rows;");
+      line("const int64_t row = active ? wanted : rows - 1;");
+      decompose("row", kept_);
+      // Four elements a thread per step, then the rest one by one: the four loads are
+      // independent, so each thread keeps four in flight (a split grid is one wave over the
+      // SMs: only loads in flight hide the memory latency), and the order stays fixed.
+      auto walk = [&](const std::function<void(const Addressing&)>& body, bool) {
+        line("int64_t r = (active ? begin : end) + " + lane + ";");
+        scoped("for (; r + " + std::to_string(kSplitUnroll - 1) + " * " + lanes +
+                   " < end; r += " + std::to_string(kSplitUnroll) + " * " + lanes + ") {",
+               [&] {
+                 line("#pragma unroll");
+                 scoped("for (int u = 0; u < " + std::to_string(kSplitUnroll) + "; ++u) {", [&] {
+                   decompose("r + u * " + lanes, group_.reducedDims);
+                   body(strided(all_));
+                 });
+               });
+        scoped("for (; r < end; r += " + lanes + ") {", [&] {
+          decompose("r", group_.reducedDims);
+          body(strided(all_));
+        });
+      };
+      auto combinePass = [&](const std::vector<const Accumulator*>& folded) {
+        for (const Accumulator* acc : folded)
+          combineInBlock(*acc, reduce);
+        scoped("if (" + writer + ") {", [&] {
+          for (const Accumulator* acc : folded)
+            line(splitPartials(*acc) + "[row * splits + blockIdx.y] = " + acc->name + ";");
+          line("__threadfence(); // the partials are visible before the count is");
+        });
+        line("__syncthreads();");
+        line("if (threadIdx.x == 0 && threadIdx.y == 0)");
+        line("  lastSplit = atomicAdd(counters + tile, 1u) == uint32_t(splits - 1);");
+        line("__syncthreads();");
+        line("if (!lastSplit) continue;");
+        line("__threadfence(); // every other split's partials are visible now");
+        for (const Accumulator* acc : folded) {
+          line(acc->name + " = " + acc->init + ";");
+          // volatile: past L1, which is not coherent between SMs.
+          line("for (int64_t s = " + lane + "; s < splits; s += " + lanes + ") " + acc->name +
+               " = " + acc->combine + "(" + acc->name + ", *reinterpret_cast<volatile " +
+               acc->type + "*>(" + splitPartials(*acc) + " + row * splits + s));");
+          combineInBlock(*acc, reduce);
+        }
+        line("if (threadIdx.x == 0 && threadIdx.y == 0) counters[tile] = 0;");
+      };
+      emitRow(accumulators, walk, combinePass, "if (" + writer + ") {");
+    });
+  }
+
+  static std::string splitPartials(const Accumulator& acc) {
+    return "splitPartials" + acc.name.substr(3);
   }
 
   const GroupAnalysis& group_;

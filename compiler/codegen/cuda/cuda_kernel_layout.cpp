@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace loupe::cuda_codegen {
 
@@ -22,6 +23,29 @@ bool reducedDimsInnermost(const GroupAnalysis& group) {
   size_t rank = group.iterationShape.size();
   const std::vector<size_t>& reduced = group.reducedDims;
   return !reduced.empty() && reduced.back() == rank - 1 && reduced.front() == rank - reduced.size();
+}
+
+// Whether the innermost iteration dim is kept: neighbouring threads then read neighbouring
+// elements when they take neighbouring outputs (the split entry's tiles).
+bool innermostKept(const GroupAnalysis& group) {
+  size_t rank = group.iterationShape.size();
+  return rank > 0 &&
+         !std::binary_search(group.reducedDims.begin(), group.reducedDims.end(), rank - 1);
+}
+
+// Whether the split entry may pay: a single-pass group (a multi-pass row group would need every
+// pass's results across the splits before the next pass: it keeps the other entries), whose
+// reduced extent is symbolic or at least kSplitMinimumRow (planCudaLaunch never splits shorter
+// rows: an entry it could not pick would only lengthen the build).
+bool splitMayPay(const GroupAnalysis& group) {
+  if (group.passes != 1) return false;
+  int64_t extent = 1;
+  for (size_t d : group.reducedDims) {
+    std::optional<int64_t> size = group.iterationShape[d].constant();
+    if (!size) return true;
+    extent = std::min(extent * *size, kSplitMinimumRow); // no overflow
+  }
+  return extent >= kSplitMinimumRow;
 }
 
 } // namespace
@@ -53,6 +77,8 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
       layout.entries.push_back(CudaEntryRole::ReductionRowVectorised);
     if (reducedDimsInnermost(group)) layout.entries.push_back(CudaEntryRole::ReductionRow);
     layout.entries.push_back(CudaEntryRole::ReductionPerOutput);
+    if (splitMayPay(group)) layout.entries.push_back(CudaEntryRole::ReductionSplit);
+    layout.splitColumns = innermostKept(group);
     return layout;
   }
   if (!group.iterationShape.empty()) layout.entries.push_back(CudaEntryRole::PointwiseVectorised);
@@ -74,6 +100,8 @@ std::string entryName(const std::string& kernelName, CudaEntryRole role) {
     return entry + "_row";
   case CudaEntryRole::ReductionRowVectorised:
     return entry + "_rowvec";
+  case CudaEntryRole::ReductionSplit:
+    return entry + "_split";
   }
   return entry;
 }

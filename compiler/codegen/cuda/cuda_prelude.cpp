@@ -177,6 +177,27 @@ __device__ __forceinline__ T loupe_row_allreduce(T v, T identity, Combine combin
   __syncthreads();
   return v;
 }
+
+// The combination of the values of the blockDim.y threads that share threadIdx.x (one output
+// each: the split entry's tiles), valid where threadIdx.y == 0. blockDim.x is a power of two of
+// at most 32, and the block whole warps (at most 512 threads), all of which call this: a warp
+// holds 32 / blockDim.x rows of threads, combined by the shuffles across rows, then thread
+// (x, 0) combines the warps' values in warp order. `partials` holds 512 values; it is free again
+// on return.
+template <typename T, typename Combine>
+__device__ __forceinline__ T loupe_column_reduce(T v, T identity, Combine combine, T* partials) {
+  for (int mask = 16; mask >= int(blockDim.x); mask /= 2) v = combine(v, loupe_shfl_xor(v, mask));
+  const int thread = threadIdx.y * blockDim.x + threadIdx.x;
+  const int lane = thread % 32, warp = thread / 32, warps = blockDim.x * blockDim.y / 32;
+  if (lane < int(blockDim.x)) partials[warp * 32 + lane] = v;
+  __syncthreads();
+  if (threadIdx.y == 0) {
+    v = identity;
+    for (int w = 0; w < warps; ++w) v = combine(v, partials[w * 32 + threadIdx.x]);
+  }
+  __syncthreads();
+  return v;
+}
 #endif
 )";
 

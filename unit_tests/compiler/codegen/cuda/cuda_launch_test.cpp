@@ -2,10 +2,13 @@
 // block it packs. The tensors borrow made-up device addresses: planning never reads elements.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_kernel_abi.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
+#include "unit_tests/compiler/codegen/cuda/fused_graph.h"
 
 namespace loupe {
 namespace {
@@ -154,6 +157,149 @@ graph @g(%x: f32[s0,s1]) -> (f32[s0]) {
   EXPECT_EQ(transposed.block[0], 256u);
   EXPECT_EQ(transposed.grid[0], 4u);
   EXPECT_EQ(kernel.entry(plan(1000, 16, {})), "loupe_k");
+}
+
+const char* kSymbolicSum = R"(
+graph @g(%x: f32[s0,s1]) -> (f32[s0]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[1], keepdim=false} : f32[s0]
+  return %s
+})";
+
+TEST(CudaLaunch, FewLongRowsTakeTheSplitEntryWithAWorkspace) {
+  Kernel kernel(kSymbolicSum);
+  ASSERT_EQ(kernel.layout.entries.back(), CudaEntryRole::ReductionSplit);
+  auto plan = [&](int64_t rows, int64_t columns) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns});
+    Tensor s = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {rows});
+    return kernel.plan({rows, columns}, {&x}, s);
+  };
+  // One row of 2^24 (x.sum()): 132 SMs hold 4 blocks of 512 threads each, 528 splits.
+  CudaLaunch whole = plan(1, 1 << 24);
+  EXPECT_EQ(kernel.entry(whole), "loupe_k_split") << whole.why;
+  EXPECT_EQ(whole.block[0], 512u);
+  EXPECT_EQ(whole.block[1], 1u);
+  EXPECT_EQ(whole.grid[0], 1u);
+  EXPECT_EQ(whole.grid[1], 528u);
+  EXPECT_EQ(whole.workspaceBytes, size_t(kSplitPartialsOffset + 1 * 528 * 8));
+  EXPECT_NE(std::string(whole.why).find("split"), std::string::npos);
+  // Four rows of 2^22: 132 splits each.
+  CudaLaunch four = plan(4, 1 << 22);
+  EXPECT_EQ(kernel.entry(four), "loupe_k_split");
+  EXPECT_EQ(four.grid[0], 4u);
+  EXPECT_EQ(four.grid[1], 132u);
+  EXPECT_EQ(four.workspaceBytes, size_t(kSplitPartialsOffset + 4 * 132 * 8));
+  // Chunks stay at least 4096 elements: a row of 2^17 + 3 splits 32 ways, not 528.
+  CudaLaunch shortish = plan(1, (1 << 17) + 3);
+  EXPECT_EQ(kernel.entry(shortish), "loupe_k_split");
+  EXPECT_EQ(shortish.grid[1], 32u);
+
+  // The workspace word is the last of the block, zero until bound.
+  EXPECT_EQ(whole.args.size(), kernel.layout.argWords());
+  EXPECT_EQ(whole.args.back(), 0);
+  bindCudaWorkspace(whole, reinterpret_cast<void*>(kDevice + 64));
+  EXPECT_EQ(whole.args.back(), static_cast<int64_t>(kDevice + 64));
+  EXPECT_THROW(bindCudaWorkspace(whole, nullptr), Error);
+}
+
+TEST(CudaLaunch, ManyOrShortRowsKeepTheRowAndPerOutputEntries) {
+  Kernel kernel(kSymbolicSum);
+  auto plan = [&](int64_t rows, int64_t columns) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns});
+    Tensor s = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {rows});
+    return kernel.plan({rows, columns}, {&x}, s);
+  };
+  // 512 rows of 2^18 fill the 528 block slots on their own.
+  CudaLaunch many = plan(512, 1 << 18);
+  EXPECT_EQ(kernel.entry(many), "loupe_k_rowvec") << many.why;
+  EXPECT_EQ(many.grid[1], 1u);
+  EXPECT_EQ(many.workspaceBytes, 0u);
+  // Rows shorter than 2^17 finish in about what a split costs.
+  CudaLaunch shortRows = plan(2, 100000);
+  EXPECT_EQ(kernel.entry(shortRows), "loupe_k_rowvec");
+  EXPECT_EQ(shortRows.workspaceBytes, 0u);
+  // A tiny reduction: one thread per output, no workspace.
+  CudaLaunch tiny = plan(3, 5);
+  EXPECT_EQ(kernel.entry(tiny), "loupe_k");
+  EXPECT_EQ(tiny.workspaceBytes, 0u);
+}
+
+TEST(CudaLaunch, AKeptInnermostDimSplitsInTilesOfNeighbouringOutputs) {
+  // x.sum(dim=0): each block takes a tile of neighbouring outputs, one per threadIdx.x.
+  Kernel kernel(R"(
+graph @g(%x: f32[s0,s1]) -> (f32[s1]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[0], keepdim=false} : f32[s1]
+  return %s
+})");
+  EXPECT_TRUE(kernel.layout.splitColumns);
+  auto plan = [&](int64_t rows, int64_t columns) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns});
+    Tensor s = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {columns});
+    return kernel.plan({rows, columns}, {&x}, s);
+  };
+  // [2^20, 8]: one tile of 8 outputs, 64 threads along the reduced dim, 528 splits.
+  CudaLaunch eight = plan(1 << 20, 8);
+  EXPECT_EQ(kernel.entry(eight), "loupe_k_split") << eight.why;
+  EXPECT_NE(std::string(eight.why).find("tiles"), std::string::npos);
+  EXPECT_EQ(eight.block[0], 8u);
+  EXPECT_EQ(eight.block[1], 64u);
+  EXPECT_EQ(eight.grid[0], 1u);
+  EXPECT_EQ(eight.grid[1], 528u);
+  EXPECT_EQ(eight.workspaceBytes, size_t(kSplitPartialsOffset + 8 * 528 * 8));
+  // [2^18, 100]: four tiles of 32 (the last one partial), 132 splits each.
+  CudaLaunch hundred = plan(1 << 18, 100);
+  EXPECT_EQ(kernel.entry(hundred), "loupe_k_split");
+  EXPECT_EQ(hundred.block[0], 32u);
+  EXPECT_EQ(hundred.block[1], 16u);
+  EXPECT_EQ(hundred.grid[0], 4u);
+  EXPECT_EQ(hundred.grid[1], 132u);
+  EXPECT_EQ(hundred.workspaceBytes, size_t(kSplitPartialsOffset + 100 * 132 * 8));
+  // 10000 columns fill the GPU as they are: one thread per output.
+  EXPECT_EQ(kernel.entry(plan(1 << 18, 10000)), "loupe_k");
+  // The innermost-reduced kernel takes whole rows: 512 threads along x.
+  Kernel rows(kSymbolicSum);
+  EXPECT_FALSE(rows.layout.splitColumns);
+}
+
+TEST(CudaLaunch, MultiPassRowGroupsAndShortStaticRowsHaveNoSplitEntry) {
+  auto softmax = testing::fusedGraph(R"(
+graph @g(%x: f32[s0,s1]) -> (f32[s0,s1]) {
+  %s = aten._softmax(%x) {dim=-1, half_to_float=false} : f32[s0,s1]
+  return %s
+})");
+  const Node* row = nullptr;
+  for (const Node* node : softmax->nodes())
+    if (canGenerateCudaKernel(*node, nullptr)) row = node;
+  ASSERT_NE(row, nullptr);
+  CudaKernelLayout layout = describeCudaKernel(*row);
+  ASSERT_GT(layout.passes, 1);
+  EXPECT_EQ(std::count(layout.entries.begin(), layout.entries.end(), CudaEntryRole::ReductionSplit),
+            0);
+  // Planned for one row of 2^24: still one block for the row.
+  Tensor x = deviceTensor(kDevice, DType::F32, {1, 1 << 24});
+  Tensor y = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {1, 1 << 24});
+  CudaLaunch launch = planCudaLaunch(layout, KernelBinding{{1, 1 << 24}, {}}, {&x}, {&y}, 132);
+  EXPECT_EQ(layout.entries.at(launch.entry), CudaEntryRole::ReductionRowVectorised) << launch.why;
+  EXPECT_EQ(launch.grid[0], 1u);
+  EXPECT_EQ(launch.grid[1], 1u);
+  EXPECT_EQ(launch.workspaceBytes, 0u);
+
+  // A static reduced extent below 2^17 never splits: no entry to build.
+  Kernel small(R"(
+graph @g(%x: f32[s0,4096]) -> (f32[s0]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[1], keepdim=false} : f32[s0]
+  return %s
+})");
+  EXPECT_EQ(std::count(small.layout.entries.begin(), small.layout.entries.end(),
+                       CudaEntryRole::ReductionSplit),
+            0);
+  Kernel large(R"(
+graph @g(%x: f32[s0,131072]) -> (f32[s0]) {
+  %s = aten.sum.dim_IntList(%x) {dim=[1], keepdim=false} : f32[s0]
+  return %s
+})");
+  EXPECT_EQ(large.layout.entries.back(), CudaEntryRole::ReductionSplit);
+  EXPECT_EQ(large.generated.entries.back(), "loupe_k_split");
+  EXPECT_STREQ(cudaEntryRoleName(CudaEntryRole::ReductionSplit), "reduction-split");
 }
 
 } // namespace

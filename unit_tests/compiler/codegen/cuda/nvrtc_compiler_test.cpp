@@ -3,6 +3,7 @@
 // when NVRTC is not found (nvrtc_compiler.h says where it is looked for).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <stdlib.h>
@@ -121,6 +122,19 @@ graph @symbolic_scalars(%x: f32[s0,24]) -> (f32[], f32[s0,24]) {
   %y = aten.mul.Scalar(%x) {other=s0} : f32[s0,24]
   return %d, %y
 })");
+  // Single-pass reductions over symbolic rows: each kernel also has the split entry.
+  graphs.push_back(R"(
+graph @split_reductions(%x: f32[s0,s1], %b: bf16[s0,s1]) -> (f32[s0], f32[s0], f32[s0], f32[s0], bf16[s0], bf16[s1]) {
+  %sum = aten.sum.dim_IntList(%x) {dim=[1], keepdim=false} : f32[s0]
+  %mean = aten.mean.dim(%x) {dim=[1], keepdim=false} : f32[s0]
+  %max = aten.amax(%x) {dim=[1], keepdim=false} : f32[s0]
+  %sq = aten.mul.Tensor(%x, %x) : f32[s0,s1]
+  %ss = aten.sum.dim_IntList(%sq) {dim=[1], keepdim=false} : f32[s0]
+  %norm = aten.sqrt(%ss) : f32[s0]
+  %bsum = aten.sum.dim_IntList(%b) {dim=[1], keepdim=false} : bf16[s0]
+  %bcolumns = aten.sum.dim_IntList(%b) {dim=[0], keepdim=false} : bf16[s1]
+  return %sum, %mean, %max, %norm, %bsum, %bcolumns
+})");
   return graphs;
 }
 
@@ -176,6 +190,12 @@ TEST(NvrtcCompiler, EveryGeneratedKernelOfTheTestGraphsCompilesToAnSm90Cubin) {
       std::fputs(kernel.source.c_str(), file);
       std::fclose(file);
     }
+  // The split entry is built for every single-pass reduction over a symbolic extent: sums,
+  // means, maxima, a prologue and a kept epilogue, bf16 input, column sums (tiles), ...
+  size_t split = std::count_if(kernels.begin(), kernels.end(), [](const GeneratedCudaKernel& k) {
+    return k.entries.back().ends_with("_split");
+  });
+  EXPECT_GE(split, 6u);
   std::vector<CudaKernelBuild> builds = compiler.build(kernels);
   ASSERT_EQ(builds.size(), kernels.size());
   std::printf("%-16s %5s %6s %6s %7s %7s  %s\n", "entry", "regs", "smem", "stack", "spill-st",
