@@ -8,6 +8,7 @@
 
 #include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
+#include "compiler/runtime/cuda/cuda_driver.h"
 #include "compiler/runtime/cuda_backend.h"
 
 namespace loupe::binding {
@@ -46,11 +47,12 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
                              const std::string& failureStatus, int injectFault,
                              double statsIntervalS, const std::string& device, nb::object allocator)
     : trace_(trace), failureStatus_(failureStatus), check_(check) {
+  CudaContextRestorer callersDevice; // torch's current device stays the caller's
   if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
   CompileOptions options;
   options.pipeline = pipeline;
   options.pipelineOptions.injectFaultAt = injectFault;
-  if (recorder_) options.instrumentation = {recorder_.get()};
+  if (recorder_) options.instrumentation.push_back(recorder_.get());
   options.buildExecutable = true;
   options.executable.check = check;
   options.executable.fallback = toFallbackFn(std::move(fallback));
@@ -78,6 +80,7 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
 
 void CompiledGraph::waitForKernels() {
   if (!kernelsFinished_) {
+    CudaContextRestorer callersDevice;
     {
       nb::gil_scoped_release noGil;
       compiled_.finishKernelBuild();
@@ -91,6 +94,7 @@ void CompiledGraph::waitForKernels() {
 nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone,
                             uintptr_t stream) {
   waitForKernels();
+  CudaContextRestorer callersDevice; // a graph on cuda:1 leaves torch's current device alone
   stream_ = reinterpret_cast<void*>(stream);
   setCpuLibraryThreads(threads);
   std::vector<Tensor> inputs;

@@ -116,6 +116,22 @@ void cudaUseDevice(int device) {
     check(driver().cuCtxSetCurrent(wanted), "cuCtxSetCurrent", "device " + std::to_string(device));
 }
 
+CudaContextRestorer::CudaContextRestorer() {
+  const DriverApi* api = loadedDriver(nullptr);
+  CUcontext current = nullptr;
+  active_ = api && api->cuCtxGetCurrent(&current) == CUDA_SUCCESS;
+  saved_ = current;
+}
+
+CudaContextRestorer::~CudaContextRestorer() {
+  if (!active_) return;
+  const DriverApi& api = driver();
+  CUcontext current = nullptr;
+  // A destructor cannot throw: a failure here leaves the context as Loupe's call left it.
+  if (api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != saved_)
+    (void)api.cuCtxSetCurrent(static_cast<CUcontext>(saved_));
+}
+
 void cudaLaunch(void* function, const unsigned grid[3], const unsigned block[3],
                 unsigned sharedBytes, void* stream, const void* args, size_t argBytes,
                 const std::string& what) {

@@ -39,6 +39,23 @@ std::string cudaArch(int device);
 // holds it too); a call when it is already current only compares two pointers.
 void cudaUseDevice(int device);
 
+// Puts back, when it goes out of scope, the context that was current on this thread when it was
+// made (or none). An embedder's current device (torch.cuda.current_device()) is the context
+// current on its thread, and Loupe makes its own device's context current to work: an embedder
+// wraps each call into Loupe in one of these, so a graph on cuda:1 does not move the caller's
+// tensors made with device="cuda" there. Does nothing where no driver loads.
+class CudaContextRestorer {
+public:
+  CudaContextRestorer();
+  ~CudaContextRestorer();
+  CudaContextRestorer(const CudaContextRestorer&) = delete;
+  CudaContextRestorer& operator=(const CudaContextRestorer&) = delete;
+
+private:
+  void* saved_ = nullptr; // a CUcontext
+  bool active_ = false;
+};
+
 // The largest by-value parameter a kernel takes (32764 bytes on Volta and later, CUDA 12.1+).
 inline constexpr size_t kMaxKernelParameterBytes = 32764;
 

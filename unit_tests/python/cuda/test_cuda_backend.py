@@ -198,6 +198,38 @@ def test_dynamic_batch_is_one_kernel_for_every_size(trace_path):
     assert query(trace_path, "SELECT COUNT(*) FROM compiles WHERE status = 'ok'") == [(1,)]
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs a second CUDA device")
+def test_a_graph_on_the_second_device(trace_path):
+    """cuda:1: kernels built for it and launched on its current stream, its memory from its
+    own caching allocator, results and gradients right, and the caller's current device left
+    as it was."""
+    torch.manual_seed(0)
+    device = torch.device("cuda:1")
+    model = Mlp(128).to(device)
+    compiled = compile_strict(model, trace_path)
+    x = torch.randn(16, 128, device=device)
+    current = torch.cuda.current_device()
+    out = compiled(x)
+    assert torch.cuda.current_device() == current
+    out.square().mean().backward()
+    assert torch.cuda.current_device() == current
+    grads = [p.grad.clone() for p in model.parameters()]
+    reference_model = Mlp(128).to(device).double()
+    reference_model.load_state_dict(model.state_dict())
+    reference = reference_model(x.double())
+    reference.square().mean().backward()
+    for p in model.parameters():
+        p.grad = None
+    eager = model(x)
+    eager.square().mean().backward()
+    assert out.device == device
+    assert_close_to_reference(out, eager.detach(), reference.detach())
+    for got, e, r in zip(grads, model.parameters(), reference_model.parameters()):
+        assert_close_to_reference(got, e.grad, r.grad, "gradient")
+    targets = query(trace_path, "SELECT DISTINCT target FROM kernels WHERE kind != 'view'")
+    assert targets == [("cuda:1",)], targets
+
+
 def test_cpu_scalar_feeds_a_cuda_graph(trace_path):
     def f(x, scale):
         return torch.tanh(x) * scale
