@@ -48,7 +48,7 @@ def split_launches(trace_path) -> list[str]:
 def assert_split_ran(trace_path):
     launches = split_launches(trace_path)
     assert launches, query(trace_path, "SELECT launch FROM kernel_stats")
-    assert all("split:" in launch for launch in launches), launches
+    assert all(": split" in launch for launch in launches), launches
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
