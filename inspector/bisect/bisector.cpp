@@ -34,7 +34,7 @@ Compiled compile(const Graph& graph, const BisectOptions& options, size_t passes
   compileOptions.pipelineOptions = options.pipelineOptions;
   compileOptions.pipelineOptions.bisectLimit = limit;
   DecisionCollector collector;
-  compileOptions.instrumentation = {&collector};
+  compileOptions.instrumentation.push_back(&collector);
   compileOptions.buildExecutable = runnable;
   compileOptions.executable.fallback = options.fallback;
   CompileResult result = compileGraph(graph.clone(), compileOptions);

@@ -102,7 +102,7 @@ private:
     compileOptions.buildExecutable = true;
     compileOptions.executable.fallback = options_.fallback;
     FaultedDecision faulted(options_.pipelineOptions.injectFaultAt);
-    compileOptions.instrumentation = {&faulted};
+    compileOptions.instrumentation.push_back(&faulted);
     CompileResult compiled = compileGraph(std::move(graph), compileOptions);
     try {
       compiled.throwIfFailed();

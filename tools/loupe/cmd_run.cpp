@@ -71,7 +71,7 @@ int runRun(const RunOptions& options) {
   CompileOptions compileOptions;
   if (!options.noCompile)
     compileOptions.pipeline = options.pipeline.empty() ? defaultPipeline() : options.pipeline;
-  if (recorder) compileOptions.instrumentation = {recorder.get()};
+  if (recorder) compileOptions.instrumentation.push_back(recorder.get());
   compileOptions.buildExecutable = true;
   compileOptions.pipelineOptions.injectFaultAt = options.injectFault;
   compileOptions.executable.check = options.check;

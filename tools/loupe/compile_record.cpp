@@ -18,7 +18,7 @@ int64_t recordGraphCompile(TraceWriter& writer, const std::string& command, cons
   CompileOptions compileOptions;
   compileOptions.pipeline = pipeline;
   compileOptions.pipelineOptions = pipelineOptions;
-  compileOptions.instrumentation = {&recorder};
+  compileOptions.instrumentation.push_back(&recorder);
   recorder.finishCompile(compileGraph(graph.clone(), compileOptions), "error");
   return compileId;
 }

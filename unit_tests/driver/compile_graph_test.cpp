@@ -106,7 +106,7 @@ TEST(CompileGraph, PassErrorNamesThePass) {
   CompileOptions options = runnable();
   options.pipelineOptions.target = "abacus"; // kernel selection knows cpu and cuda only
   PassLog log;
-  options.instrumentation = {&log};
+  options.instrumentation.push_back(&log);
   CompileResult result = compileGraph(kGraph, "model.lir", options);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error->pass, "kernel-selection");
@@ -160,7 +160,7 @@ TEST(CompileGraph, BisectLimitIsHonoured) {
   CompileOptions options;
   options.pipeline = defaultPipeline();
   PassLog all;
-  options.instrumentation = {&all};
+  options.instrumentation.push_back(&all);
   CompileResult unlimited = compileGraph(kGraph, "model.lir", options);
   ASSERT_TRUE(unlimited.ok()) << unlimited.error->message;
   ASSERT_GE(all.decisions.size(), 2u);
@@ -168,7 +168,7 @@ TEST(CompileGraph, BisectLimitIsHonoured) {
 
   options.pipelineOptions.bisectLimit = 1;
   PassLog limited;
-  options.instrumentation = {&limited};
+  options.instrumentation.assign(1, &limited); // instead of `all`
   CompileResult result = compileGraph(kGraph, "model.lir", options);
   ASSERT_TRUE(result.ok()) << result.error->message;
   ASSERT_GE(limited.decisions.size(), 2u);

@@ -34,7 +34,7 @@ int64_t compileInto(const std::string& trace, std::string_view lir,
   CompileOptions options;
   options.pipeline = defaultPipeline();
   options.pipelineOptions.target = target;
-  options.instrumentation = {&recorder};
+  options.instrumentation.push_back(&recorder);
   recorder.finishCompile(compileGraph(lir, "model.lir", options), "eager_fallback", lir);
   return compileId;
 }
