@@ -15,6 +15,10 @@ namespace {
 constexpr int64_t kRowMinimum = 32;
 // Rows up to this long get one warp each (8 rows to a block); longer ones a block each.
 constexpr int64_t kWarpRowMaximum = 2048;
+// The most dynamic shared memory a block takes without opting in: the vectorised row entry
+// caches its rows when they fit. At 32 KB a block (softmax over 8192 floats) an H100 SM still
+// holds 7 blocks of 256 threads; longer rows are read again from L2 in each pass.
+constexpr size_t kRowCacheMaxBytes = 48 * 1024;
 // Resident blocks per SM a grid-stride grid is sized for: more blocks only add scheduling.
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 
@@ -130,6 +134,16 @@ int64_t splitsFor(const CudaKernelLayout& layout, int64_t tiles, int64_t width, 
     return 1;
   int64_t fill = (blockSlots + tiles - 1) / tiles;
   return std::max<int64_t>(1, std::min({fill, reduced * width / kSplitChunkMinimum, kMaxGridY}));
+}
+
+// The vectorised row entry's row cache for one row (cuda_kernel_abi.h): each full-space input's
+// `length` elements, rounded up to 16 bytes, as the emitter lays them out.
+size_t rowCacheBytes(const CudaKernelLayout& layout, int64_t length) {
+  size_t bytes = 0;
+  for (size_t p = 0; p < layout.numInputs; ++p)
+    if (layout.walksReducedDims[p])
+      bytes += (static_cast<size_t>(length) * storedBytes(layout.dtypes[p]) + 15) / 16 * 16;
+  return bytes;
 }
 
 } // namespace
@@ -279,6 +293,18 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
     launch.block[0] = perRow;
     launch.block[1] = rowsPerBlock;
     launch.grid[0] = gridFor(rows, rowsPerBlock, multiprocessors);
+    if (vector && layout.passes > 1) {
+      size_t cache = rowsPerBlock * rowCacheBytes(layout, reduced);
+      if (cache <= kRowCacheMaxBytes) {
+        launch.sharedBytes = static_cast<unsigned>(cache);
+        launch.why = perRow == 32 ? "row, vectorised, cached: one warp per output, rows dense and "
+                                    "aligned, each pass after the first reads the row from shared "
+                                    "memory"
+                                  : "row, vectorised, cached: one block per output, rows dense and "
+                                    "aligned, each pass after the first reads the row from shared "
+                                    "memory";
+      }
+    }
     return launch;
   }
   has(CudaEntryRole::ReductionPerOutput);

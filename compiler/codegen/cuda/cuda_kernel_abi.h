@@ -86,7 +86,10 @@ CudaKernelLayout describeCudaKernel(const Node& node,
 struct CudaLaunch {
   size_t entry = 0; // index into GeneratedCudaKernel::entries: the variant chosen for these tensors
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
-  unsigned sharedBytes = 0; // dynamic shared memory (the entries use static shared memory only)
+  // Dynamic shared memory: the vectorised row entry's row cache (a multi-pass row group whose
+  // rows fit in kRowCacheMaxBytes: each full-space input's row, 16-byte aligned, per row of the
+  // block), else 0. The entry reads the size it was given to know whether it caches.
+  unsigned sharedBytes = 0;
   std::vector<int64_t>
       args;             // the parameter block, to pass to cuLaunchKernel as the single parameter
   const char* why = ""; // one line: why this entry (a literal, so planning builds no text)

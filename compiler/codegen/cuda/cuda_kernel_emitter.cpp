@@ -324,10 +324,10 @@ private:
   // accumulators: across the row's threads for the row entry, across the splits too for the
   // split entry) and the kept values they make available are computed, by every thread.
   // The kept outputs are stored at the end, under `storeGuard` (one thread of the row).
-  // `walk(body, stores)` opens the loop over the row's reduced elements around body(element),
-  // `element` addressing each operand's element there; `stores`: the body stores the full-space
-  // outputs (through `element`).
-  using RowWalk = std::function<void(const std::function<void(const Addressing&)>&, bool)>;
+  // `walk(body, stores, pass)` opens the loop over the row's reduced elements around
+  // body(element), `element` addressing each operand's element there; `stores`: the body stores
+  // the full-space outputs (through `element`).
+  using RowWalk = std::function<void(const std::function<void(const Addressing&)>&, bool, int)>;
 
   void emitRow(const std::vector<Accumulator>& accumulators, const RowWalk& walk,
                const std::function<void(const std::vector<const Accumulator*>&)>& combinePass,
@@ -352,7 +352,7 @@ private:
             if (last) emitStores(element, Space::Full);
             names_ = std::move(names);
           },
-          last);
+          last, pass);
       combinePass(folded);
       for (const Accumulator* acc : folded) {
         const ReductionRecipe& recipe = *registry_.find(acc->reduction->op())->reduction;
@@ -383,7 +383,7 @@ private:
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = first; row < rows; row += step) {", [&] {
       decompose("row", kept_);
-      auto walk = [&](const std::function<void(const Addressing&)>& body, bool) {
+      auto walk = [&](const std::function<void(const Addressing&)>& body, bool, int) {
         for (size_t d : group_.reducedDims)
           open("for (int64_t i" + std::to_string(d) + " = 0; i" + std::to_string(d) + " < " +
                size(d) + "; ++i" + std::to_string(d) + ") {");
@@ -412,7 +412,24 @@ private:
   // row operand is dense and aligned along it, or an input broadcast along it): each thread
   // takes `width` consecutive elements at a time, moved as whole vectors, and computes them
   // lane by lane.
-  void walkRowVectors(const std::function<void(const Addressing&)>& body, bool stores) {
+  //
+  // With several passes, the row's inputs may be cached in shared memory (the planner sizes the
+  // dynamic shared memory for them, or gives none: `rowCached`): pass 0 reads them from global
+  // memory and keeps them, later passes read them back. Each thread reads the same elements in
+  // every pass, so the cache needs no barrier.
+  void walkRowVectors(const std::function<void(const Addressing&)>& body, bool stores, int pass) {
+    if (group_.passes > 1) {
+      scoped("{", [&] {
+        rowCachePointers();
+        walkRowVectorsFrom(body, stores, pass);
+      });
+      return;
+    }
+    walkRowVectorsFrom(body, stores, pass);
+  }
+
+  void walkRowVectorsFrom(const std::function<void(const Addressing&)>& body, bool stores,
+                          int pass) {
     std::string width = std::to_string(layout_.vectorWidth);
     size_t inner = group_.iterationShape.size() - 1, inputs = group_.inputs.size();
     scoped("for (int64_t c = threadIdx.x; c < count / " + width + "; c += blockDim.x) {", [&] {
@@ -426,8 +443,14 @@ private:
         if (p >= inputs) continue;
         line("if (" + stride(p, inner) + " == 0) {");
         line("  for (int l = 0; l < " + width + "; ++l) r" + i + "[l] = p" + i + "[row" + i + "];");
+        if (group_.passes > 1 && pass > 0) {
+          line("} else if (rowCached) {");
+          line("  loupe_vload(r" + i + ", cache" + i + " + e);");
+        }
         line("} else {");
         line("  loupe_vload(r" + i + ", p" + i + " + row" + i + " + e);");
+        if (group_.passes > 1 && pass == 0)
+          line("  if (rowCached) loupe_vstore(cache" + i + " + e, r" + i + ");");
         line("}");
       }
       line("#pragma unroll");
@@ -445,13 +468,15 @@ private:
     std::vector<Accumulator> accumulators = declareAccumulators(false);
     for (const Accumulator& acc : accumulators)
       line("__shared__ " + acc.type + " partials" + acc.name.substr(3) + "[32];");
+    if (vectorised && group_.passes > 1) declareRowCache();
     line("const int64_t rows = " + product(kept_) + ";");
     scoped("for (int64_t row = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; row < rows; "
            "row += int64_t(gridDim.x) * blockDim.y) {",
            [&] {
              decompose("row", kept_);
-             auto walk = [&](const std::function<void(const Addressing&)>& body, bool stores) {
-               if (vectorised) return walkRowVectors(body, stores);
+             auto walk = [&](const std::function<void(const Addressing&)>& body, bool stores,
+                             int pass) {
+               if (vectorised) return walkRowVectors(body, stores, pass);
                scoped("for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {", [&] {
                  decompose("r", group_.reducedDims);
                  body(strided(all_));
@@ -463,6 +488,37 @@ private:
              };
              emitRow(accumulators, walk, combinePass, "if (threadIdx.x == 0) {");
            });
+  }
+
+  // The shared-memory row cache of the vectorised row entry (cuda_kernel_abi.h, "row cache").
+  // `rowCached`: the launch gave the dynamic shared memory for it.
+  void declareRowCache() {
+    line("extern __shared__ __align__(16) unsigned char loupe_row_cache[];");
+    line("unsigned loupe_cache_bytes;");
+    line("asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(loupe_cache_bytes));");
+    line("const bool rowCached = loupe_cache_bytes != 0;");
+  }
+
+  // Per row of the block (threadIdx.y), one region per full-space input, `count` elements of its
+  // storage type rounded up to 16 bytes, in input order: cache<p> points at input p's. Declared
+  // in each pass's walk, so that the pointers hold no registers between passes.
+  void rowCachePointers() {
+    std::vector<size_t> cached;
+    for (size_t p : rowOperands())
+      if (p < group_.inputs.size()) cached.push_back(p);
+    auto region = [&](size_t p) {
+      return "((count * int64_t(sizeof(" + storageType(dtypeOf(p)) + ")) + 15) / 16 * 16)";
+    };
+    std::string slot = "int64_t(0)";
+    for (size_t p : cached)
+      slot += " + " + region(p);
+    line("unsigned char* cacheAt = loupe_row_cache + threadIdx.y * (" + slot + ");");
+    for (size_t p : cached) {
+      std::string type = storageType(dtypeOf(p)), i = std::to_string(p);
+      line(type + "* const cache" + i + " = reinterpret_cast<" + type + "*>(cacheAt);");
+      line("cacheAt += " + region(p) + ";");
+    }
+    line("(void)cacheAt;");
   }
 
   // acc = <reduce>(acc, ...) over the threads of the row (loupe_row_reduce: the result in
@@ -518,7 +574,7 @@ private:
       // Four elements a thread per step, then the rest one by one: the four loads are
       // independent, so each thread keeps four in flight (a split grid is one wave over the
       // SMs: only loads in flight hide the memory latency), and the order stays fixed.
-      auto walk = [&](const std::function<void(const Addressing&)>& body, bool) {
+      auto walk = [&](const std::function<void(const Addressing&)>& body, bool, int) {
         line("int64_t r = (active ? begin : end) + " + lane + ";");
         scoped("for (; r + " + std::to_string(kSplitUnroll - 1) + " * " + lanes +
                    " < end; r += " + std::to_string(kSplitUnroll) + " * " + lanes + ") {",

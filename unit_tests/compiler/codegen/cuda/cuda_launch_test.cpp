@@ -260,6 +260,36 @@ graph @g(%x: f32[s0,s1]) -> (f32[s1]) {
   EXPECT_FALSE(rows.layout.splitColumns);
 }
 
+TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
+  auto softmax = testing::fusedGraph(R"(
+graph @g(%x: f32[s0,s1]) -> (f32[s0,s1]) {
+  %s = aten._softmax(%x) {dim=-1, half_to_float=false} : f32[s0,s1]
+  return %s
+})");
+  const Node* row = nullptr;
+  for (const Node* node : softmax->nodes())
+    if (canGenerateCudaKernel(*node, nullptr)) row = node;
+  ASSERT_NE(row, nullptr);
+  CudaKernelLayout layout = describeCudaKernel(*row);
+  ASSERT_GT(layout.passes, 1);
+  auto plan = [&](int64_t rows, int64_t columns) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns});
+    Tensor y = deviceTensor(kDevice + (int64_t{1} << 36), DType::F32, {rows, columns});
+    return planCudaLaunch(layout, KernelBinding{{rows, columns}, {}}, {&x}, {&y}, 132);
+  };
+  // One block per 8192-float row: the row's 32 KB kept for the passes after the first.
+  CudaLaunch wide = plan(8192, 8192);
+  EXPECT_EQ(layout.entries.at(wide.entry), CudaEntryRole::ReductionRowVectorised) << wide.why;
+  EXPECT_EQ(wide.sharedBytes, 8192u * 4u);
+  EXPECT_NE(std::string(wide.why).find("cached"), std::string::npos) << wide.why;
+  // Eight rows of 1000 floats to a block (a warp each), each row's region 4000 bytes.
+  EXPECT_EQ(plan(64, 1000).sharedBytes, 8u * 4000u);
+  // Rows of 16384 floats (64 KB) do not fit: read again from L2.
+  CudaLaunch wider = plan(64, 16384);
+  EXPECT_EQ(wider.sharedBytes, 0u);
+  EXPECT_EQ(std::string(wider.why).find("cached"), std::string::npos) << wider.why;
+}
+
 TEST(CudaLaunch, MultiPassRowGroupsAndShortStaticRowsHaveNoSplitEntry) {
   auto softmax = testing::fusedGraph(R"(
 graph @g(%x: f32[s0,s1]) -> (f32[s0,s1]) {

@@ -216,8 +216,8 @@ TEST(NvrtcCompiler, EveryGeneratedKernelOfTheTestGraphsCompilesToAnSm90Cubin) {
       EXPECT_LE(entry.registers, pointwise ? 128 : 255) << entry.name;
       // IEEE float division (-prec-div=true, as torch) calls a slow path for denormal and huge
       // operands; a vectorised entry saves a few live registers around that call (a stack
-      // frame). Any other spill is a failure.
-      int allowed = entry.stackBytes > 0 ? 16 : 0;
+      // frame; with the row cache, its pointers too). Any other spill is a failure.
+      int allowed = entry.stackBytes > 0 ? 24 : 0;
       EXPECT_LE(entry.spillStoreBytes, allowed) << entry.name;
       EXPECT_LE(entry.spillLoadBytes, allowed) << entry.name;
     }
