@@ -5,8 +5,13 @@
 // The prelude includes no header: parsing <cmath> and <algorithm> cost the compiler about 0.1 s
 // per translation unit, more than many kernels take to optimise, and every graph's first call
 // waits for it. Math goes through the compiler's builtins (GCC and Clang both have them), which
-// are what <cmath>'s overloads call, so results are the same bit for bit: `loupe_exp(float)` is
-// expf, `loupe_exp(double)` is exp. Kernel patterns call these loupe_ names.
+// are what <cmath>'s overloads call: `loupe_exp(float)` is expf, `loupe_exp(double)` is exp.
+// Kernel patterns call these loupe_ names.
+//
+// Compiled with LOUPE_VECTOR_MATH (cpu_isa.h), the transcendental ones are declared
+// `omp declare simd` under their C names instead, so that in an `omp simd` loop GCC calls
+// glibc's libmvec vector variants (up to 4 ulp, where the scalar functions are within 1), and
+// the scalar code outside such loops calls the same C functions as before.
 #include "compiler/codegen/cpu/kernel_prelude.h"
 
 namespace loupe::cpu_codegen {
@@ -37,15 +42,30 @@ struct LoupeKernelArgs {
 #define LOUPE_MATH_1(name)                                                                       \
   static inline float loupe_##name(float x) { return __builtin_##name##f(x); }                  \
   static inline double loupe_##name(double x) { return __builtin_##name(x); }
-LOUPE_MATH_1(exp)
-LOUPE_MATH_1(log)
-LOUPE_MATH_1(log1p)
-LOUPE_MATH_1(expm1)
+#ifdef LOUPE_VECTOR_MATH
+// libmvec has unmasked variants only, hence notinbranch. The declarations match <math.h>'s,
+// so the compiler still knows them as the builtins (constant folding, no errno).
+#define LOUPE_VECTOR_MATH_1(name)                                                                \
+  extern "C" {                                                                                 \
+  _Pragma("omp declare simd notinbranch") float name##f(float) noexcept;                       \
+  _Pragma("omp declare simd notinbranch") double name(double) noexcept;                        \
+  }                                                                                            \
+  static inline float loupe_##name(float x) { return name##f(x); }                              \
+  static inline double loupe_##name(double x) { return name(x); }
+#else
+#define LOUPE_VECTOR_MATH_1(name) LOUPE_MATH_1(name)
+#endif
+LOUPE_VECTOR_MATH_1(exp)
+LOUPE_VECTOR_MATH_1(log)
+LOUPE_VECTOR_MATH_1(log1p)
+LOUPE_VECTOR_MATH_1(expm1)
+LOUPE_VECTOR_MATH_1(sin)
+LOUPE_VECTOR_MATH_1(cos)
+LOUPE_VECTOR_MATH_1(tanh)
+LOUPE_VECTOR_MATH_1(erf)
+#undef LOUPE_VECTOR_MATH_1
+// Single instructions (or short inline sequences): they vectorise as they are.
 LOUPE_MATH_1(sqrt)
-LOUPE_MATH_1(sin)
-LOUPE_MATH_1(cos)
-LOUPE_MATH_1(tanh)
-LOUPE_MATH_1(erf)
 LOUPE_MATH_1(floor)
 LOUPE_MATH_1(ceil)
 LOUPE_MATH_1(trunc)
@@ -63,22 +83,38 @@ template <typename T> inline constexpr bool loupe_is_floating = false;
 template <> inline constexpr bool loupe_is_floating<float> = true;
 template <> inline constexpr bool loupe_is_floating<double> = true;
 
-// Floating pow as torch's CPU kernel computes it for the exponents it special-cases: with a
-// constant exponent (pow.Tensor_Scalar) the branches fold away, so a cube is two multiplies,
-// which vectorize, instead of a libm call per element. Other type pairs compute in double, as
-// std::pow's mixed overloads do.
+#ifdef LOUPE_VECTOR_MATH
+extern "C" {
+_Pragma("omp declare simd notinbranch") float powf(float, float) noexcept;
+_Pragma("omp declare simd notinbranch") double pow(double, double) noexcept;
+}
+static inline float loupe_powf(float x, float e) { return powf(x, e); }
+static inline double loupe_powd(double x, double e) { return pow(x, e); }
+#else
+static inline float loupe_powf(float x, float e) { return __builtin_powf(x, e); }
+static inline double loupe_powd(double x, double e) { return __builtin_pow(x, e); }
+#endif
+
+// Floating pow as torch's CPU kernel computes it: with a constant exponent (pow.Tensor_Scalar)
+// the exponents it special-cases take their short forms, so a cube is two multiplies, which
+// vectorize, instead of a libm call per element; any other exponent, and every tensor exponent
+// (pow.Tensor_Tensor, whose torch kernel calls pow throughout), calls pow, which then vectorises
+// too (in a branch it could not: libmvec has no masked variants). Other type pairs compute in
+// double, as std::pow's mixed overloads do.
 template <typename T, typename E>
 static inline auto loupe_pow(T x, E e) {
   if constexpr (loupe_is_floating<T> && loupe_is_floating<E>) {
-    if (e == E(2)) return x * x;
-    if (e == E(3)) return x * x * x;
-    if (e == E(0.5)) return loupe_sqrt(x);
-    if (e == E(-1)) return T(1) / x;
-    if (e == E(-2)) return T(1) / (x * x);
-    if constexpr (sizeof(T) == sizeof(float)) return __builtin_powf(x, static_cast<T>(e));
-    else return __builtin_pow(x, static_cast<T>(e));
+    if (__builtin_constant_p(e)) {
+      if (e == E(2)) return x * x;
+      if (e == E(3)) return x * x * x;
+      if (e == E(0.5)) return loupe_sqrt(x);
+      if (e == E(-1)) return T(1) / x;
+      if (e == E(-2)) return T(1) / (x * x);
+    }
+    if constexpr (sizeof(T) == sizeof(float)) return loupe_powf(x, static_cast<T>(e));
+    else return loupe_powd(x, static_cast<T>(e));
   } else {
-    return __builtin_pow(static_cast<double>(x), static_cast<double>(e));
+    return loupe_powd(static_cast<double>(x), static_cast<double>(e));
   }
 }
 
