@@ -12,6 +12,10 @@
 // `omp declare simd` under their C names instead, so that in an `omp simd` loop GCC calls
 // glibc's libmvec vector variants (up to 4 ulp, where the scalar functions are within 1), and
 // the scalar code outside such loops calls the same C functions as before.
+//
+// Only the guard's closing line is a bare "#endif": readers of a kernel's source (the viewer's
+// kernels panel, gui/viewmodel/source_highlight.cpp) find the end of the prelude by it, so the
+// conditionals inside end with a comment.
 #include "compiler/codegen/cpu/kernel_prelude.h"
 
 namespace loupe::cpu_codegen {
@@ -54,7 +58,7 @@ struct LoupeKernelArgs {
   static inline double loupe_##name(double x) { return name(x); }
 #else
 #define LOUPE_VECTOR_MATH_1(name) LOUPE_MATH_1(name)
-#endif
+#endif // LOUPE_VECTOR_MATH
 LOUPE_VECTOR_MATH_1(exp)
 LOUPE_VECTOR_MATH_1(log)
 LOUPE_VECTOR_MATH_1(log1p)
@@ -93,7 +97,7 @@ static inline double loupe_powd(double x, double e) { return pow(x, e); }
 #else
 static inline float loupe_powf(float x, float e) { return __builtin_powf(x, e); }
 static inline double loupe_powd(double x, double e) { return __builtin_pow(x, e); }
-#endif
+#endif // LOUPE_VECTOR_MATH
 
 // Floating pow as torch's CPU kernel computes it: with a constant exponent (pow.Tensor_Scalar)
 // the exponents it special-cases take their short forms, so a cube is two multiplies, which
