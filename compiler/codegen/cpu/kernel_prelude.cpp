@@ -122,15 +122,17 @@ static inline auto loupe_pow(T x, E e) {
   }
 }
 
+// The half conversions select between their cases instead of branching, so that loops
+// loading or storing f16 vectorise.
 static inline float loupe_h2f(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
-  if (exponent == 0) {
-    float magnitude = __builtin_ldexpf(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) bits = sign | 0x7f800000u | (mantissa << 13);
-  else bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, subnormal;
+  // A subnormal half (or zero) is mantissa * 2^-24, exactly.
+  float magnitude = static_cast<float>(static_cast<int32_t>(mantissa)) * 5.9604644775390625e-8f;
+  __builtin_memcpy(&subnormal, &magnitude, 4);
+  uint32_t bits = exponent == 0    ? sign | subnormal
+                  : exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
+                                   : sign | ((exponent + 112) << 23) | (mantissa << 13);
   float f;
   __builtin_memcpy(&f, &bits, 4);
   return f;
@@ -141,15 +143,19 @@ static inline uint16_t loupe_f2h(float value) {
   __builtin_memcpy(&x, &value, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
-  if (x > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);
-  if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (x < 0x38800000u) {
-    float magnitude;
-    __builtin_memcpy(&magnitude, &x, 4);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(__builtin_nearbyintf(magnitude * 16777216.0f)));
-  }
-  x += 0xc8000fffu + ((x >> 13) & 1u);
-  return static_cast<uint16_t>(sign | (x >> 13));
+  float magnitude;
+  __builtin_memcpy(&magnitude, &x, 4);
+  // Below the smallest normal half: a multiple of 2^-24, under 1024 of them, rounded as
+  // nearbyint would (adding and taking away 2^23 rounds away the fraction in the current
+  // rounding mode, to nearest even by default).
+  uint32_t small = static_cast<uint32_t>(
+      static_cast<int32_t>((magnitude * 16777216.0f + 8388608.0f) - 8388608.0f));
+  uint32_t normal = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;
+  uint32_t half = x > 0x7f800000u    ? 0x7e00u
+                  : x >= 0x477ff000u ? 0x7c00u
+                  : x < 0x38800000u  ? small
+                                     : normal;
+  return static_cast<uint16_t>(sign | half);
 }
 
 static inline float loupe_bf2f(uint16_t b) {

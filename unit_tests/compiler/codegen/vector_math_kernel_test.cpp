@@ -5,6 +5,7 @@
 // shorter than a vector.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <fstream>
@@ -224,6 +225,54 @@ TEST(VectorMathKernel, ComposedActivationsMatchTheReferenceOverWideRanges) {
                   << cases[k].op << " at x = " << outcome.x[i] << ": " << a << " vs " << e;
           }
       }
+}
+
+// f16 loads and stores: every half converts to the float the reference gives, a sweep of floats
+// (every 4099th bit pattern of both signs: normals, subnormals of both types, infinities, NaNs)
+// to the half it gives, bit for bit; and a kernel over f16 values calls the vector exp, which
+// it can only when its conversions vectorise.
+TEST(VectorMathKernel, HalfConversionsAreExactAndVectorise) {
+  constexpr int64_t kHalves = 65536;
+  std::vector<float> floats;
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 4099)
+    floats.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  const int64_t count = static_cast<int64_t>(floats.size());
+  for (const std::string& isa : runnableIsas()) {
+    SCOPED_TRACE(isa);
+    Graph graph("half");
+    Value* h = graph.addInput(tensorType(DType::F16, {kHalves}), "h");
+    Value* f = graph.addInput(tensorType(DType::F32, {count}), "f");
+    GraphBuilder builder(graph, nullptr);
+    graph.setOutputs({builder.op("prims.convert_element_type", {h}, attr("dtype", DType::F32)),
+                      builder.op("prims.convert_element_type", {f}, attr("dtype", DType::F16)),
+                      builder.op("aten.exp", {h})});
+    Tensor halves = Tensor::empty(DType::F16, {kHalves});
+    for (int64_t i = 0; i < kHalves; ++i)
+      halves.dataAs<uint16_t>()[i] = static_cast<uint16_t>(i);
+    Tensor sweep = Tensor::empty(DType::F32, {count});
+    std::copy(floats.begin(), floats.end(), sweep.dataAs<float>());
+    ExecutableOptions options;
+    options.compiler.cacheDir = testCacheDir();
+    options.compiler.isa = isa;
+    Plan plan = generatedPlan(graph);
+    Executable generated(graph, plan, options), reference(graph, Plan{}, options);
+    std::vector<Tensor> actual = generated.run({halves, sweep});
+    std::vector<Tensor> expected = reference.run({halves, sweep});
+    for (int64_t i = 0; i < kHalves; ++i)
+      EXPECT_EQ(ulpDistance(actual[0].at(i), expected[0].at(i), DType::F32), 0)
+          << "half 0x" << std::hex << i << ": " << actual[0].at(i) << " vs " << expected[0].at(i);
+    for (int64_t i = 0; i < count; ++i)
+      EXPECT_EQ(actual[1].dataAs<uint16_t>()[i] == expected[1].dataAs<uint16_t>()[i] ||
+                    (std::isnan(actual[1].at(i)) && std::isnan(expected[1].at(i))),
+                true)
+          << floats[i] << ": 0x" << std::hex << actual[1].dataAs<uint16_t>()[i] << " vs 0x"
+          << expected[1].dataAs<uint16_t>()[i];
+    if (cpuIsaNamed(isa).vectorMath) {
+      std::string library =
+          CpuCompiler(options.compiler).libraryOf(generateCpuKernel(*graph.nodes().back(), "k"));
+      EXPECT_TRUE(callsVectorVariant(library, isa, "expf", 1)) << library;
+    }
+  }
 }
 
 } // namespace
