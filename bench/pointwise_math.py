@@ -11,13 +11,18 @@ docs/cpu-codegen.md ("Vector math") records its figures.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import tempfile
 import time
 
-os.environ.setdefault("LOUPE_CACHE_DIR", tempfile.mkdtemp(prefix="loupe-bench-math-"))
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="loupe-bench-inductor-"))
+# Fresh caches unless the caller names them; Inductor reads its location when torch is imported.
+SCRATCH = tempfile.mkdtemp(prefix="loupe-bench-math-")
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+os.environ.setdefault("LOUPE_CACHE_DIR", os.path.join(SCRATCH, "loupe"))
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(SCRATCH, "inductor"))
 
 import torch  # noqa: E402
 
