@@ -23,11 +23,12 @@
 namespace loupe {
 
 // How one generated kernel was built: from the kernel cache or now, how long it took, and what
-// the device compiler reported (registers, shared memory, spills), for the trace.
+// the device compiler reported (registers, shared memory, spills) or, on the host, the
+// instruction set it was compiled for, for the trace.
 struct KernelBuildRecord {
   bool fromCache = false;
   double buildMs = 0;
-  std::string resources; // empty on the host
+  std::string resources; // on the host: the instruction set (cpu_isa.h)
 };
 
 class DeviceBackend {

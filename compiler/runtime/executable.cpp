@@ -208,7 +208,7 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
       std::vector<CpuKernelBuild> builds = CpuCompiler(compiler).build(kernels);
       for (size_t k = 0; k < builds.size(); ++k) {
         built.functions.push_back(builds[k].function);
-        built.records[names[k]] = {builds[k].fromCache, builds[k].buildMs, {}};
+        built.records[names[k]] = {builds[k].fromCache, builds[k].buildMs, builds[k].isa};
       }
     }
     built.ms =

@@ -265,6 +265,9 @@ def test_each_generated_kernel_records_a_cache_hit_or_its_build(trace_path, tmp_
     assert len(second) == len(first) and all(cache == "hit" for cache, _ in second), second
     others = "SELECT count(*) FROM kernels WHERE kind != 'generated' AND cache IS NOT NULL"
     assert query(trace_path, others) == [(0,)]
+    # Each says the instruction set it was compiled for (docs/cpu-codegen.md).
+    isas = query(trace_path, "SELECT DISTINCT resources FROM kernels WHERE kind = 'generated'")
+    assert len(isas) == 1 and isas[0][0] in ("x86-64-v4", "x86-64-v3", "portable"), isas
 
 
 def test_disabled_passes_are_left_out_of_the_pipeline(trace_path):

@@ -223,11 +223,20 @@ struct CpuCompiler::Unit {
 };
 
 CpuCompiler::CpuCompiler(CpuCompilerOptions options)
-    : options_(withDefaults(std::move(options))), jobs_(jobsFor(options_.jobs)) {
+    : options_(withDefaults(std::move(options))), isa_(configuredCpuIsa(options_.isa)),
+      jobs_(jobsFor(options_.jobs)) {
   compilerKey_ = options_.compiler;
-  for (const std::string& flag : options_.flags)
+  for (const std::string& flag : compileCommandFlags())
     compilerKey_ += " " + flag;
-  compilerKey_ += "\n" + compilerVersion(options_.compiler);
+  for (const std::string& flag : isa_.linkFlags)
+    compilerKey_ += " " + flag;
+  compilerKey_ += "\nisa " + isa_.name + "\n" + compilerVersion(options_.compiler);
+}
+
+std::vector<std::string> CpuCompiler::compileCommandFlags() const {
+  std::vector<std::string> flags = options_.flags;
+  flags.insert(flags.end(), isa_.compileFlags.begin(), isa_.compileFlags.end());
+  return flags;
 }
 
 CpuCompiler::~CpuCompiler() = default;
@@ -275,8 +284,10 @@ void CpuCompiler::compileAll(std::vector<Unit>& units) {
     run.output = memoryFile("loupe:compiler-output", "", 0);
     FileDescriptor source = memoryFile("loupe:unit-source", unit.source, 0);
     std::vector<std::string> words{options_.compiler};
-    words.insert(words.end(), options_.flags.begin(), options_.flags.end());
+    for (const std::string& flag : compileCommandFlags())
+      words.push_back(flag);
     words.insert(words.end(), {"-x", "c++", "-", "-o", run.temporary});
+    words.insert(words.end(), isa_.linkFlags.begin(), isa_.linkFlags.end());
     std::vector<char*> argv;
     for (std::string& word : words)
       argv.push_back(word.data());
@@ -359,7 +370,7 @@ std::vector<CpuKernelBuild> CpuCompiler::build(const std::vector<GeneratedKernel
       }
     }
     if (CpuKernelFn fn = library ? entryPoint(library, key) : nullptr)
-      byKey[key] = {fn, true, ms};
+      byKey[key] = {fn, true, ms, isa_.name};
     else if (missingKeys.insert(key).second)
       missing.push_back(i);
   }
@@ -400,7 +411,7 @@ std::vector<CpuKernelBuild> CpuCompiler::build(const std::vector<GeneratedKernel
         if (!fn)
           throw Error("codegen", "cannot load " + symbolFor(keys[i]) + " from " +
                                      unit.library.name + ": no such symbol");
-        byKey[keys[i]] = {fn, false, ms};
+        byKey[keys[i]] = {fn, false, ms, isa_.name};
         cache().record(keys[i], keyDigests[i], unit.library);
       }
     }

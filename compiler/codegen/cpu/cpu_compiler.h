@@ -3,7 +3,9 @@
 // from the bytes the cache verified.
 //
 // A kernel is identified by its content: the key hashes its source with the entry name
-// abstracted, the compiler, its flags and version. So identical kernels under different names
+// abstracted, the compiler, its flags and version, and the instruction set it is compiled for
+// (cpu_isa.h: the machine's own by default, so machines sharing a cache never share a library
+// one of them cannot run). So identical kernels under different names
 // (the same layer repeated, a pattern shared by forward and backward) compile once, and a kernel
 // compiled for any earlier graph, in this process or another sharing the cache, is never
 // compiled again. Kernels not in the cache are compiled together, split into up to `jobs`
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/codegen/cpu/cpu_isa.h"
 #include "compiler/codegen/cpu/cpu_kernel_abi.h"
 #include "compiler/codegen/kernel_cache.h"
 
@@ -29,9 +32,14 @@ namespace loupe {
 struct CpuCompilerOptions {
   std::string cacheDir; // empty: configuredKernelCacheLocation() (kernel_cache.h)
   std::string compiler; // empty: $LOUPE_CXX, else c++
-  // No -march=native: a cache directory may be shared between machines.
-  std::vector<std::string> flags = {"-O3",     "-fno-math-errno", "-std=c++17",
-                                    "-shared", "-fPIC",           "-fopenmp"};
+  // The instruction set's flags (-march=..., vector math) are added to these (cpu_isa.h).
+  // -fno-trapping-math (floating-point exception flags are not observed, as in torch) lets GCC
+  // evaluate both sides of a select, so loops with one (half conversions) vectorise.
+  std::vector<std::string> flags = {
+      "-O3", "-fno-math-errno", "-fno-trapping-math", "-std=c++17", "-shared", "-fPIC", "-fopenmp"};
+  // The instruction set kernels are compiled for: empty: $LOUPE_CPU_ISA, else the machine's own
+  // ("native"); or "x86-64-v4", "x86-64-v3", "portable" (cpu_isa.h).
+  std::string isa;
   // Compiler processes run at once on a miss; 0: $LOUPE_COMPILE_JOBS, else one per usable core.
   int jobs = 0;
   // The cache's size limit; 0: $LOUPE_CACHE_MAX_MB megabytes, else 300 MB.
@@ -45,6 +53,7 @@ struct CpuKernelBuild {
   // Built: its library's compile (the host compiler's run), verification and load. From the
   // cache: reading, verifying and loading its library (near 0 when this process had it).
   double buildMs = 0;
+  std::string isa; // the instruction set it was compiled for (CpuIsa::name)
 };
 
 class CpuCompiler {
@@ -68,17 +77,21 @@ public:
   // The cache is opened (its folder created) on first use, not by the constructor.
   const std::string& cacheDir() const { return cache().dir(); }
   int jobs() const { return jobs_; }
+  const CpuIsa& isa() const { return isa_; }
   // How many times this instance ran the host compiler; a cache hit does not count.
   int compilerRuns() const { return compilerRuns_; }
 
 private:
   struct Unit; // one translation unit being compiled
   std::string keyText(const GeneratedKernel& kernel) const;
+  // The options' flags, then the instruction set's: what comes before the source.
+  std::vector<std::string> compileCommandFlags() const;
   KernelCache& cache() const;
   void compileAll(std::vector<Unit>& units);
 
   CpuCompilerOptions options_;
-  std::string compilerKey_; // the compiler, its flags and its --version
+  CpuIsa isa_;
+  std::string compilerKey_; // the compiler, its flags, the instruction set and its --version
   mutable std::unique_ptr<KernelCache> cache_;
   int jobs_ = 1;
   int compilerRuns_ = 0;

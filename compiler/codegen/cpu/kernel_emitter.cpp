@@ -22,8 +22,8 @@ namespace {
 constexpr int64_t kParallelThreshold = 32768;
 
 // Independent partial accumulators in a contiguous reduction: eight doubles fill four SSE2
-// registers (kernels are built without -march=native) or two AVX2 ones, so the loop neither
-// waits on one accumulator nor reassociates it.
+// registers, two AVX2 ones or one AVX-512 one (cpu_isa.h), so the loop neither waits on one
+// accumulator nor reassociates it.
 constexpr int kLanes = 8;
 
 class KernelEmitter {

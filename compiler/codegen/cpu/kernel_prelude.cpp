@@ -5,8 +5,17 @@
 // The prelude includes no header: parsing <cmath> and <algorithm> cost the compiler about 0.1 s
 // per translation unit, more than many kernels take to optimise, and every graph's first call
 // waits for it. Math goes through the compiler's builtins (GCC and Clang both have them), which
-// are what <cmath>'s overloads call, so results are the same bit for bit: `loupe_exp(float)` is
-// expf, `loupe_exp(double)` is exp. Kernel patterns call these loupe_ names.
+// are what <cmath>'s overloads call: `loupe_exp(float)` is expf, `loupe_exp(double)` is exp.
+// Kernel patterns call these loupe_ names.
+//
+// Compiled with LOUPE_VECTOR_MATH (cpu_isa.h), the transcendental ones are declared
+// `omp declare simd` under their C names instead, so that in an `omp simd` loop GCC calls
+// glibc's libmvec vector variants (up to 4 ulp, where the scalar functions are within 1), and
+// the scalar code outside such loops calls the same C functions as before.
+//
+// Only the guard's closing line is a bare "#endif": readers of a kernel's source (the viewer's
+// kernels panel, gui/viewmodel/source_highlight.cpp) find the end of the prelude by it, so the
+// conditionals inside end with a comment.
 #include "compiler/codegen/cpu/kernel_prelude.h"
 
 namespace loupe::cpu_codegen {
@@ -37,15 +46,30 @@ struct LoupeKernelArgs {
 #define LOUPE_MATH_1(name)                                                                       \
   static inline float loupe_##name(float x) { return __builtin_##name##f(x); }                  \
   static inline double loupe_##name(double x) { return __builtin_##name(x); }
-LOUPE_MATH_1(exp)
-LOUPE_MATH_1(log)
-LOUPE_MATH_1(log1p)
-LOUPE_MATH_1(expm1)
+#ifdef LOUPE_VECTOR_MATH
+// libmvec has unmasked variants only, hence notinbranch. The declarations match <math.h>'s,
+// so the compiler still knows them as the builtins (constant folding, no errno).
+#define LOUPE_VECTOR_MATH_1(name)                                                                \
+  extern "C" {                                                                                 \
+  _Pragma("omp declare simd notinbranch") float name##f(float) noexcept;                       \
+  _Pragma("omp declare simd notinbranch") double name(double) noexcept;                        \
+  }                                                                                            \
+  static inline float loupe_##name(float x) { return name##f(x); }                              \
+  static inline double loupe_##name(double x) { return name(x); }
+#else
+#define LOUPE_VECTOR_MATH_1(name) LOUPE_MATH_1(name)
+#endif // LOUPE_VECTOR_MATH
+LOUPE_VECTOR_MATH_1(exp)
+LOUPE_VECTOR_MATH_1(log)
+LOUPE_VECTOR_MATH_1(log1p)
+LOUPE_VECTOR_MATH_1(expm1)
+LOUPE_VECTOR_MATH_1(sin)
+LOUPE_VECTOR_MATH_1(cos)
+LOUPE_VECTOR_MATH_1(tanh)
+LOUPE_VECTOR_MATH_1(erf)
+#undef LOUPE_VECTOR_MATH_1
+// Single instructions (or short inline sequences): they vectorise as they are.
 LOUPE_MATH_1(sqrt)
-LOUPE_MATH_1(sin)
-LOUPE_MATH_1(cos)
-LOUPE_MATH_1(tanh)
-LOUPE_MATH_1(erf)
 LOUPE_MATH_1(floor)
 LOUPE_MATH_1(ceil)
 LOUPE_MATH_1(trunc)
@@ -63,34 +87,52 @@ template <typename T> inline constexpr bool loupe_is_floating = false;
 template <> inline constexpr bool loupe_is_floating<float> = true;
 template <> inline constexpr bool loupe_is_floating<double> = true;
 
-// Floating pow as torch's CPU kernel computes it for the exponents it special-cases: with a
-// constant exponent (pow.Tensor_Scalar) the branches fold away, so a cube is two multiplies,
-// which vectorize, instead of a libm call per element. Other type pairs compute in double, as
-// std::pow's mixed overloads do.
+#ifdef LOUPE_VECTOR_MATH
+extern "C" {
+_Pragma("omp declare simd notinbranch") float powf(float, float) noexcept;
+_Pragma("omp declare simd notinbranch") double pow(double, double) noexcept;
+}
+static inline float loupe_powf(float x, float e) { return powf(x, e); }
+static inline double loupe_powd(double x, double e) { return pow(x, e); }
+#else
+static inline float loupe_powf(float x, float e) { return __builtin_powf(x, e); }
+static inline double loupe_powd(double x, double e) { return __builtin_pow(x, e); }
+#endif // LOUPE_VECTOR_MATH
+
+// Floating pow as torch's CPU kernel computes it: with a constant exponent (pow.Tensor_Scalar)
+// the exponents it special-cases take their short forms, so a cube is two multiplies, which
+// vectorize, instead of a libm call per element; any other exponent, and every tensor exponent
+// (pow.Tensor_Tensor, whose torch kernel calls pow throughout), calls pow, which then vectorises
+// too (in a branch it could not: libmvec has no masked variants). Other type pairs compute in
+// double, as std::pow's mixed overloads do.
 template <typename T, typename E>
 static inline auto loupe_pow(T x, E e) {
   if constexpr (loupe_is_floating<T> && loupe_is_floating<E>) {
-    if (e == E(2)) return x * x;
-    if (e == E(3)) return x * x * x;
-    if (e == E(0.5)) return loupe_sqrt(x);
-    if (e == E(-1)) return T(1) / x;
-    if (e == E(-2)) return T(1) / (x * x);
-    if constexpr (sizeof(T) == sizeof(float)) return __builtin_powf(x, static_cast<T>(e));
-    else return __builtin_pow(x, static_cast<T>(e));
+    if (__builtin_constant_p(e)) {
+      if (e == E(2)) return x * x;
+      if (e == E(3)) return x * x * x;
+      if (e == E(0.5)) return loupe_sqrt(x);
+      if (e == E(-1)) return T(1) / x;
+      if (e == E(-2)) return T(1) / (x * x);
+    }
+    if constexpr (sizeof(T) == sizeof(float)) return loupe_powf(x, static_cast<T>(e));
+    else return loupe_powd(x, static_cast<T>(e));
   } else {
-    return __builtin_pow(static_cast<double>(x), static_cast<double>(e));
+    return loupe_powd(static_cast<double>(x), static_cast<double>(e));
   }
 }
 
+// The half conversions select between their cases instead of branching, so that loops
+// loading or storing f16 vectorise.
 static inline float loupe_h2f(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
-  if (exponent == 0) {
-    float magnitude = __builtin_ldexpf(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) bits = sign | 0x7f800000u | (mantissa << 13);
-  else bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, subnormal;
+  // A subnormal half (or zero) is mantissa * 2^-24, exactly.
+  float magnitude = static_cast<float>(static_cast<int32_t>(mantissa)) * 5.9604644775390625e-8f;
+  __builtin_memcpy(&subnormal, &magnitude, 4);
+  uint32_t bits = exponent == 0    ? sign | subnormal
+                  : exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
+                                   : sign | ((exponent + 112) << 23) | (mantissa << 13);
   float f;
   __builtin_memcpy(&f, &bits, 4);
   return f;
@@ -101,15 +143,19 @@ static inline uint16_t loupe_f2h(float value) {
   __builtin_memcpy(&x, &value, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
-  if (x > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);
-  if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (x < 0x38800000u) {
-    float magnitude;
-    __builtin_memcpy(&magnitude, &x, 4);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(__builtin_nearbyintf(magnitude * 16777216.0f)));
-  }
-  x += 0xc8000fffu + ((x >> 13) & 1u);
-  return static_cast<uint16_t>(sign | (x >> 13));
+  float magnitude;
+  __builtin_memcpy(&magnitude, &x, 4);
+  // Below the smallest normal half: a multiple of 2^-24, under 1024 of them, rounded as
+  // nearbyint would (adding and taking away 2^23 rounds away the fraction in the current
+  // rounding mode, to nearest even by default).
+  uint32_t small = static_cast<uint32_t>(
+      static_cast<int32_t>((magnitude * 16777216.0f + 8388608.0f) - 8388608.0f));
+  uint32_t normal = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;
+  uint32_t half = x > 0x7f800000u    ? 0x7e00u
+                  : x >= 0x477ff000u ? 0x7c00u
+                  : x < 0x38800000u  ? small
+                                     : normal;
+  return static_cast<uint16_t>(sign | half);
 }
 
 static inline float loupe_bf2f(uint16_t b) {

@@ -260,6 +260,29 @@ TEST(CpuCompiler, BuildsSayWhetherEachKernelCameFromTheCache) {
   EXPECT_EQ(add.call(found[0].function, {1}, 2), (std::vector<double>{3}));
 }
 
+// The instruction set is part of the key: a kernel compiled for the baseline is not the one for
+// this machine's own level, each has a library of its own, both run, and each build says which
+// it is.
+TEST(CpuCompiler, TheInstructionSetIsPartOfTheKernelKey) {
+  Multiply multiply;
+  CpuCompilerOptions portableOptions = freshCache(), nativeOptions = freshCache();
+  portableOptions.isa = "portable";
+  nativeOptions.isa = "native";
+  CpuCompiler portable(portableOptions), native(nativeOptions);
+  EXPECT_EQ(portable.isa().name, "portable");
+  EXPECT_EQ(native.isa().name, detectedCpuIsa().name);
+  std::vector<CpuKernelBuild> portableBuild = portable.build({multiply.kernel("mul")});
+  std::vector<CpuKernelBuild> nativeBuild = native.build({multiply.kernel("mul")});
+  EXPECT_EQ(portableBuild[0].isa, "portable");
+  EXPECT_EQ(nativeBuild[0].isa, detectedCpuIsa().name);
+  EXPECT_EQ(multiply.call(portableBuild[0].function, {1, 2}, 3), (std::vector<double>{3, 6}));
+  EXPECT_EQ(multiply.call(nativeBuild[0].function, {1, 2}, 3), (std::vector<double>{3, 6}));
+  if (detectedCpuIsa().name == "portable") GTEST_SKIP() << "this machine runs the baseline only";
+  EXPECT_NE(portable.kernelKey(multiply.kernel("mul")), native.kernelKey(multiply.kernel("mul")));
+  EXPECT_NE(portable.libraryOf(multiply.kernel("mul")), native.libraryOf(multiply.kernel("mul")));
+  EXPECT_EQ(native.compilerRuns(), 1) << "the portable library is not this level's";
+}
+
 // A library replaced by another that exports the same entry point (here one that adds instead
 // of multiplying), its index unchanged: the digest differs, so it is rebuilt and never runs.
 TEST(CpuCompiler, AReplacedLibraryIsRebuiltNeverLoaded) {

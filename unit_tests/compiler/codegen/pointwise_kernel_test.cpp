@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
+#include "compiler/codegen/cpu/kernel_prelude.h"
 #include "compiler/ir/error.h"
 #include "unit_tests/compiler/codegen/codegen_test_support.h"
 
@@ -177,6 +178,14 @@ TEST(PointwiseKernel, EveryMathFunctionOfThePreludeMatchesTheReference) {
         {g.op("aten.abs", {x}), g.op("aten.pow.Tensor_Scalar", {x}, scalarAttr("exponent", 2))});
     expectGeneratedMatchesReference(g.graph, {randomTensor(dtype, {37}, 42)}, 0);
   }
+}
+
+// Readers of a kernel's source (the viewer's kernels panel) take the first bare "#endif" line as
+// the end of the shared prelude: it is the guard's, the last line of the prelude.
+TEST(PointwiseKernel, ThePreludeEndsAtItsFirstBareEndif) {
+  std::string_view prelude = cpu_codegen::kernelPrelude();
+  EXPECT_TRUE(prelude.starts_with("#ifndef LOUPE_KERNEL_PRELUDE\n"));
+  EXPECT_EQ(prelude.find("\n#endif\n") + std::string_view("\n#endif\n").size(), prelude.size());
 }
 
 TEST(PointwiseKernel, OneSymbolicKernelRunsAtSeveralSizes) {

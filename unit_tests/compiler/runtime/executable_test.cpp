@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "compiler/codegen/cpu/cpu_isa.h"
 #include "compiler/ir/error.h"
 #include "unit_tests/compiler/codegen/codegen_test_support.h"
 
@@ -115,6 +116,7 @@ TEST(Executable, KernelBuildsSayWhetherEachGeneratedKernelCameFromTheCache) {
   ASSERT_EQ(first.kernelBuilds().size(), 1u); // k0 is a library kernel
   EXPECT_FALSE(first.kernelBuilds().at("k1").fromCache);
   EXPECT_GT(first.kernelBuilds().at("k1").buildMs, 0);
+  EXPECT_EQ(first.kernelBuilds().at("k1").resources, configuredCpuIsa().name);
   Executable second(model.graph, model.plan, options);
   second.waitForKernels();
   EXPECT_TRUE(second.kernelBuilds().at("k1").fromCache);
