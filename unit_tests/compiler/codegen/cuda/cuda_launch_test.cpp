@@ -260,17 +260,20 @@ graph @g(%x: f32[s0,s1]) -> (f32[s1]) {
   EXPECT_FALSE(rows.layout.splitColumns);
 }
 
-TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
+// The row kernel of a fused softmax over [s0, s1]: three passes over each row.
+CudaKernelLayout softmaxRowLayout() {
   auto softmax = testing::fusedGraph(R"(
 graph @g(%x: f32[s0,s1]) -> (f32[s0,s1]) {
   %s = aten._softmax(%x) {dim=-1, half_to_float=false} : f32[s0,s1]
   return %s
 })");
-  const Node* row = nullptr;
   for (const Node* node : softmax->nodes())
-    if (canGenerateCudaKernel(*node, nullptr)) row = node;
-  ASSERT_NE(row, nullptr);
-  CudaKernelLayout layout = describeCudaKernel(*row);
+    if (canGenerateCudaKernel(*node, nullptr)) return describeCudaKernel(*node);
+  throw Error("test", "no generated node in the fused softmax");
+}
+
+TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
+  CudaKernelLayout layout = softmaxRowLayout();
   ASSERT_GT(layout.passes, 1);
   auto plan = [&](int64_t rows, int64_t columns) {
     Tensor x = deviceTensor(kDevice, DType::F32, {rows, columns});
@@ -291,16 +294,7 @@ graph @g(%x: f32[s0,s1]) -> (f32[s0,s1]) {
 }
 
 TEST(CudaLaunch, MultiPassRowGroupsAndShortStaticRowsHaveNoSplitEntry) {
-  auto softmax = testing::fusedGraph(R"(
-graph @g(%x: f32[s0,s1]) -> (f32[s0,s1]) {
-  %s = aten._softmax(%x) {dim=-1, half_to_float=false} : f32[s0,s1]
-  return %s
-})");
-  const Node* row = nullptr;
-  for (const Node* node : softmax->nodes())
-    if (canGenerateCudaKernel(*node, nullptr)) row = node;
-  ASSERT_NE(row, nullptr);
-  CudaKernelLayout layout = describeCudaKernel(*row);
+  CudaKernelLayout layout = softmaxRowLayout();
   ASSERT_GT(layout.passes, 1);
   EXPECT_EQ(std::count(layout.entries.begin(), layout.entries.end(), CudaEntryRole::ReductionSplit),
             0);
