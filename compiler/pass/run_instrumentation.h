@@ -30,8 +30,9 @@ struct KernelStats {
   // Check mode only: against the reference implementation, over every call.
   double maxAbsError = 0;
   double maxRelError = 0; // |actual - expected| / max(|expected|, 1e-6)
-  // How the last timed call launched, where the device says (CUDA: the entry the launch planner
-  // chose for those tensors, with why, and its grid and block); empty on the host.
+  // How the last timed call launched: on CUDA, the entry the launch planner chose for those
+  // tensors, with why, and its grid and block; on the CPU, for generated and library kernels, the
+  // threads it could use ("2 threads"); empty for other steps.
   std::string launch;
 };
 

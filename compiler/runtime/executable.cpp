@@ -521,6 +521,9 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
   stats.calls++;
   if (timed && step.kind == StepKind::Generated && options_.device)
     stats.launch = options_.device->describeLastLaunch(step.deviceKernel);
+  if (timed && !options_.device &&
+      (step.kind == StepKind::Generated || step.kind == StepKind::Library))
+    stats.launch = cpuThreads_;
   if (timed) {
     stats.timedCalls++;
     stats.timedMs +=
@@ -603,6 +606,9 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   // calls are timed, then one in kTimedCallEvery (check mode times every call).
   bool timed = options_.check || callsRun_ < kTimedCallEvery || callsRun_ % kTimedCallEvery == 0;
   ++callsRun_;
+  // The threads a CPU run's kernels take, for its timed calls' stats: torch.set_num_threads
+  // may change it between calls.
+  if (timed && !options_.device) cpuThreads_ = cpuKernelThreads();
   for (size_t i = 0; i < inputs.size(); ++i)
     slots_[i] = inputs[i];
   for (size_t b = 0; b < buffers_.size(); ++b)

@@ -174,6 +174,7 @@ private:
   std::chrono::steady_clock::time_point lastStatsReport_;
   int64_t callsSinceStatsReport_ = 0;
   int64_t callsRun_ = 0;
+  std::string cpuThreads_; // the threads of the last timed CPU run ("2 threads")
   // Valid while a background build is due. Its destructor waits for the build (a future of
   // std::async does), so no compiler is left writing into the cache.
   std::future<KernelBuild> kernelBuild_;

@@ -10,6 +10,8 @@ import textwrap
 import pytest
 import torch
 
+from conftest import query
+
 # Runs an MLP through Loupe in a fresh process (so the import order is the one given), then
 # prints every OpenMP runtime mapped into the process.
 RUNTIMES = textwrap.dedent(
@@ -59,3 +61,25 @@ def test_products_match_eager_at_each_thread_count(trace_path, threads):
             torch.testing.assert_close(grad, x.grad, rtol=1e-5, atol=1e-5)
     finally:
         torch.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_trace_records_the_threads_each_kernel_ran_on(trace_path, threads):
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU())
+        # stats_interval 0: the kernel stats are written after every call.
+        options = {"trace": trace_path, "stats_interval": 0}
+        compiled = torch.compile(model, backend="loupe", options=options)
+        with torch.no_grad():
+            compiled(torch.randn(16, 32))
+    finally:
+        torch.set_num_threads(previous)
+    rows = query(
+        trace_path, "SELECT implementation, launch FROM kernel_stats WHERE kernel NOT LIKE 'v%'"
+    )
+    ran = {implementation: launch for implementation, launch in rows}
+    expected = "1 thread" if threads == 1 else f"{threads} threads"
+    assert ran["library:aten.mm"] == expected, rows
+    assert ran["generated:loupe.fused"] == expected, rows

@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 
+#include <omp.h>
+
 #include "compiler/codegen/cpu/library/attention.h"
 #include "compiler/codegen/cpu/library/blas.h"
 #include "compiler/codegen/cpu/library/concatenate.h"
@@ -422,6 +424,15 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
 
 void setCpuLibraryThreads(int threads) {
   if (threads > 0) setGemmThreads(threads);
+}
+
+std::string cpuKernelThreads() {
+  auto count = [](int threads) {
+    return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  };
+  int loops = omp_get_max_threads(), products = gemmThreads();
+  return loops == products ? count(loops)
+                           : "loops on " + count(loops) + ", BLAS on " + count(products);
 }
 
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,

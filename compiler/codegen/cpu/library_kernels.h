@@ -40,6 +40,11 @@ inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
 // Without a call, OpenMP's default (OMP_NUM_THREADS, else one per core). Cheap.
 void setCpuLibraryThreads(int threads);
 
+// The threads CPU kernels started now on this thread may use, as the trace's kernel stats say
+// it ("2 threads"): generated loops take OpenMP's count (torch's intra-op setting when
+// embedded), BLAS products gemm's (setCpuLibraryThreads); when the two differ, both are named.
+std::string cpuKernelThreads();
+
 // `attrs` are the node's attributes with symbols bound; `outputs` are preallocated and
 // contiguous, with the node's result shapes.
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,

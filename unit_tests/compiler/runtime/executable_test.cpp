@@ -84,6 +84,11 @@ TEST(Executable, LinearReluWithLibraryAndGeneratedKernels) {
   EXPECT_EQ(executable.stats().kernels.at("k0").implementation, "library:aten.mm");
   EXPECT_EQ(executable.stats().kernels.at("k1").implementation, "generated:loupe.fused");
   EXPECT_EQ(executable.stats().kernels.at("k1").calls, 2);
+  // The threads each kernel could use (torch.set_num_threads when embedded).
+  for (const char* kernel : {"k0", "k1"})
+    EXPECT_TRUE(executable.stats().kernels.at(kernel).launch.ends_with("thread") ||
+                executable.stats().kernels.at(kernel).launch.ends_with("threads"))
+        << executable.stats().kernels.at(kernel).launch;
 }
 
 // Kernels built in the background, into a cache folder of the test's own (so they are built).
