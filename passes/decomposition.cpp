@@ -7,10 +7,12 @@
 //
 // An op the target device runs as a library kernel stays whole: on the CPU, layer norm's
 // backward is one pass of library code, where its pieces (two row means and two column sums)
-// took four times as long as generated kernels (docs/cpu-codegen.md, "Library kernels").
+// took four times as long as generated kernels (docs/cpu-codegen.md, "Library kernels"); on
+// CUDA, aten.addmm is one cuBLASLt call with the bias added in its epilogue.
 #include <unordered_set>
 
 #include "compiler/codegen/cpu/library_kernels.h"
+#include "compiler/codegen/cuda/cuda_library_kernels.h"
 #include "compiler/ops/graph_builder.h"
 #include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
@@ -58,7 +60,7 @@ public:
       for (Node* node : graph.nodes()) {
         const OpInfo* info = registeredOp(*node);
         if (!info || !info->decompose || kept.count(node)) continue;
-        if (onCpu && hasCpuLibraryKernel(*node, nullptr)) {
+        if (onCpu ? hasCpuLibraryKernel(*node, nullptr) : runsAsCudaLibraryKernel(*node, nullptr)) {
           kept.insert(node);
           continue;
         }

@@ -15,7 +15,8 @@
 // On a CUDA device (the graph's, or the one the target names: compiler/pass/target_device.h):
 // - fused groups and lone Elementwise/Reduction ops: a generated CUDA kernel when the CUDA
 //   generator supports them (its source and strategy kept in the choice);
-// - aten.mm and aten.bmm in f32, bf16 and f16: cuBLASLt;
+// - aten.mm and aten.bmm in f32, bf16 and f16, and aten.addmm whose bias cuBLASLt adds in its
+//   epilogue (runsAsCudaLibraryKernel): cuBLASLt;
 // - View ops: no kernel;
 // - every other aten op (and what the generator refuses): the op's own aten kernel on the same
 //   device, through the frontend's fallback, so a trace always names what ran;
@@ -26,6 +27,7 @@
 #include "compiler/codegen/cpu/cpu_codegen.h"
 #include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/codegen/cuda/cuda_codegen.h"
+#include "compiler/codegen/cuda/cuda_library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/pass/target_device.h"
@@ -142,21 +144,21 @@ private:
       }
       choice.rejected.push_back({KernelKind::Generated, device, whyNot});
     }
-    if (info && (node.op() == "aten.mm" || node.op() == "aten.bmm")) {
-      DType dtype = node.result()->tensorType().dtype;
-      if (dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16) {
-        setKind(choice, KernelKind::Library, "cublaslt:matmul",
+    if (info && info->kind == OpKind::Matmul) {
+      if (runsAsCudaLibraryKernel(node, &whyNot)) {
+        DType dtype = node.result()->tensorType().dtype;
+        bool bias = cudaLibraryKernelAddsBias(node);
+        setKind(choice, KernelKind::Library, bias ? "cublaslt:matmul+bias" : "cublaslt:matmul",
                 "cuBLASLt on " + device +
                     (dtype == DType::F32 ? ", computed in fp32 (no TF32, as torch by default)"
-                                         : ", accumulated in fp32"));
+                                         : ", accumulated in fp32") +
+                    (bias ? ", the bias added in its epilogue" : ""));
         choice.rejected.push_back({KernelKind::Fallback, device,
                                    "aten's matmul calls cuBLAS too, through the frontend: a "
                                    "Python round trip per call"});
         return;
       }
-      choice.rejected.push_back(
-          {KernelKind::Library, device,
-           "cuBLASLt takes f32, bf16 and f16, not " + std::string(dtypeName(dtype))});
+      choice.rejected.push_back({KernelKind::Library, device, whyNot});
     }
     if (info && info->kind == OpKind::View) {
       setKind(choice, KernelKind::View, "alias", "no kernel: aliases its input");

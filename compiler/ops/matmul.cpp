@@ -3,7 +3,8 @@
 //
 // The biased forms decompose into the plain product followed by pointwise ops (aten.mul.Scalar
 // where alpha or beta is not 1, then aten.add.Tensor), so that fusion can turn the bias add into
-// the epilogue of a generated kernel around a library product.
+// the epilogue of a generated kernel around a library product. On CUDA, an aten.addmm whose bias
+// cuBLASLt adds in its own epilogue stays whole (passes/decomposition.cpp).
 #include <algorithm>
 #include <optional>
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "compiler/codegen/cuda/cuda_library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/runtime/cuda/cublaslt_matmul.h"
 #include "compiler/runtime/cuda/cuda_device_memory.h"
@@ -65,10 +66,6 @@ std::string resourcesText(const std::vector<CudaEntryResources>& entries) {
               std::to_string(e.spillLoadBytes) + " B loaded";
   }
   return text;
-}
-
-bool isMatmul(const std::string& op) {
-  return op == "aten.mm" || op == "aten.bmm";
 }
 
 } // namespace
@@ -283,11 +280,8 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
     return false;
   };
   if (isCudaCopyOp(node.op())) return true;
-  if (!isMatmul(node.op())) return refuse("no CUDA library kernel for " + node.op());
-  DType dtype = node.result()->tensorType().dtype;
-  if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
-    return refuse("cuBLASLt takes f32, bf16 and f16, not " + std::string(dtypeName(dtype)));
   std::string why;
+  if (!runsAsCudaLibraryKernel(node, &why)) return refuse(why);
   if (!cublasLtAvailable(&why)) return refuse(why);
   return true;
 }
@@ -299,8 +293,11 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     copy(*inputs.at(0), outputs.at(0));
     return;
   }
-  if (!isMatmul(node.op())) throw Error("runtime", "no CUDA library kernel for " + node.op());
-  Tensor a = *inputs.at(0), b = *inputs.at(1);
+  if (std::string why; !runsAsCudaLibraryKernel(node, &why)) throw Error("runtime", why);
+  // aten.addmm(bias, a, b): the bias is added in cuBLASLt's epilogue, read as one dense row.
+  bool biased = cudaLibraryKernelAddsBias(node);
+  Tensor a = *inputs.at(biased ? 1 : 0), b = *inputs.at(biased ? 2 : 1);
+  Tensor bias = biased ? contiguousCopy(*inputs.at(0)) : Tensor();
   Tensor& c = outputs.at(0);
   bool batched = node.op() == "aten.bmm";
   auto problemOf = [&](const Tensor& x, const Tensor& y) {
@@ -319,6 +316,10 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     strides(x, p.aStrides);
     strides(y, p.bStrides);
     strides(c, p.cStrides);
+    if (biased) {
+      p.epilogue = MatmulEpilogue::Bias;
+      p.biasDType = bias.dtype();
+    }
     return p;
   };
   MatmulProblem problem = problemOf(a, b);
@@ -332,8 +333,8 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   }
   if (c.numel() == 0) return;
   if (!workspace_.defined()) workspace_ = allocate(DType::U8, {int64_t{kCublasLtWorkspaceBytes}});
-  runCublasLtMatmul(problem, a.data(), b.data(), c.data(), nullptr, stream_, workspace_.data(),
-                    kCublasLtWorkspaceBytes, options_.device);
+  runCublasLtMatmul(problem, a.data(), b.data(), c.data(), biased ? bias.data() : nullptr, stream_,
+                    workspace_.data(), kCublasLtWorkspaceBytes, options_.device);
 }
 
 } // namespace loupe

@@ -130,6 +130,22 @@ def test_layer_norm_and_softmax_train_as_generated_kernels_in_every_dtype(trace_
     assert len(rows) >= 2, rows  # the forward's row group, and grad_input's
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_linear_bias_is_added_in_the_cublaslt_epilogue(trace_path, dtype):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(96, 200).cuda().to(dtype)
+    compiled = compile_strict(linear, trace_path)
+    x = torch.randn(37, 96, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        eager = linear(x)
+        reference = F.linear(x.double(), linear.weight.double(), linear.bias.double())
+        assert_close_to_reference(compiled(x), eager, reference)
+    kernels = query(trace_path, "SELECT kind, op_summary, reason FROM kernels")
+    biased = [k for k in kernels if "cublaslt:matmul+bias" in k[1]]
+    assert biased and biased[0][0] == "library", kernels
+    assert not any(k[0] == "generated" for k in kernels), kernels  # no kernel left for the add
+
+
 def test_reductions_over_outer_and_inner_dims(trace_path):
     def f(x):
         return x.sum(0), x.amax(-1), x.mean((0, 2), keepdim=True)

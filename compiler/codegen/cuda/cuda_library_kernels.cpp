@@ -1,0 +1,50 @@
+// The ops the CUDA backend runs as library kernels (cuda_library_kernels.h).
+#include "compiler/codegen/cuda/cuda_library_kernels.h"
+
+namespace loupe {
+
+namespace {
+
+bool refuse(std::string* whyNot, std::string why) {
+  if (whyNot) *whyNot = std::move(why);
+  return false;
+}
+
+bool isOne(const AttrMap& attrs, const char* name) {
+  return attrs.getFloat(name, 1.0) == 1.0;
+}
+
+} // namespace
+
+bool cudaLibraryKernelAddsBias(const Node& node) {
+  return node.op() == "aten.addmm";
+}
+
+bool runsAsCudaLibraryKernel(const Node& node, std::string* whyNot) {
+  const std::string& op = node.op();
+  bool product = op == "aten.mm" || op == "aten.bmm";
+  if (!product && !cudaLibraryKernelAddsBias(node))
+    return refuse(whyNot, "no CUDA library kernel for " + op);
+  if (node.numResults() != 1 || !node.result()->type().isTensor())
+    return refuse(whyNot, op + " without one tensor result");
+  const TensorType& result = node.result()->tensorType();
+  if (result.dtype != DType::F32 && result.dtype != DType::BF16 && result.dtype != DType::F16)
+    return refuse(whyNot,
+                  "cuBLASLt takes f32, bf16 and f16, not " + std::string(dtypeName(result.dtype)));
+  if (product) return true;
+  // aten.addmm(self, mat1, mat2): beta * self + alpha * mat1 @ mat2.
+  if (!isOne(node.attrs(), "beta") || !isOne(node.attrs(), "alpha"))
+    return refuse(whyNot, "cuBLASLt's bias epilogue adds the bias once to the plain product "
+                          "(beta and alpha 1)");
+  const Value* bias = node.operand(0);
+  if (!bias || !bias->type().isTensor()) return refuse(whyNot, "aten.addmm without a bias tensor");
+  const TensorType& b = bias->tensorType();
+  bool row = (b.rank() == 1 && b.shape[0] == result.shape[1]) ||
+             (b.rank() == 2 && b.shape[0] == SymExpr(1) && b.shape[1] == result.shape[1]);
+  if (!row || b.dtype != result.dtype)
+    return refuse(whyNot, "cuBLASLt's bias epilogue adds one row of the output's dtype, not " +
+                              Type(b).str());
+  return true;
+}
+
+} // namespace loupe

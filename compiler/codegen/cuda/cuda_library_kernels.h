@@ -1,0 +1,19 @@
+// The ops the CUDA backend runs as library kernels (cuBLASLt), decided from the IR alone so that
+// the decomposition pass (which keeps such an op whole), kernel selection and the runtime agree.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/graph.h"
+
+namespace loupe {
+
+// aten.mm and aten.bmm in f32, bf16 and f16; aten.addmm whose bias cuBLASLt adds in its
+// epilogue: beta = alpha = 1 and a bias of the product's dtype repeated along its rows (shape
+// [n] or [1, n]). When not, *whyNot says why.
+bool runsAsCudaLibraryKernel(const Node& node, std::string* whyNot);
+
+// Whether the library kernel of `node` adds the bias in cuBLASLt's epilogue (aten.addmm).
+bool cudaLibraryKernelAddsBias(const Node& node);
+
+} // namespace loupe
