@@ -420,33 +420,30 @@ std::vector<Value*> decomposeLayerNormBackward(Node& node, const std::vector<Val
   Value* weight = operands[4];
   LayerNormDims dims(node, x);
   BoolList mask = node.attrs().getBools("output_mask");
-  auto op = [&](std::string_view name, std::vector<Value*> in, AttrMap attrs = {}) {
-    return b.op(name, std::move(in), std::move(attrs));
-  };
-  auto zerosLike = [&](Value* like) { return op("aten.zeros_like", {like}); };
+  auto zerosLike = [&](Value* like) { return b.op("aten.zeros_like", {like}); };
   // A sum over the leading dims, to the normalized shape (none: the value itself).
   auto columnSum = [&](Value* value) {
     if (dims.leading.empty()) return value;
     AttrMap attrs;
     attrs.set("dim", dims.leading);
     attrs.set("keepdim", false);
-    return op("aten.sum.dim_IntList", {value}, std::move(attrs));
+    return b.op("aten.sum.dim_IntList", {value}, std::move(attrs));
   };
-  Value* xhat = op("aten.mul.Tensor", {op("aten.sub.Tensor", {x, mean}), rstd});
+  Value* xhat = b.op("aten.mul.Tensor", {b.op("aten.sub.Tensor", {x, mean}), rstd});
 
   Value* gradInput;
   if (mask[0]) {
-    Value* gw = weight ? op("aten.mul.Tensor", {g, weight}) : g;
+    Value* gw = weight ? b.op("aten.mul.Tensor", {g, weight}) : g;
     AttrMap rowMean = keepDims(dims.normalized);
-    Value* meanGw = op("aten.mean.dim", {gw}, rowMean);
-    Value* meanGwXhat = op("aten.mean.dim", {op("aten.mul.Tensor", {gw, xhat})}, rowMean);
-    Value* centred = op("aten.sub.Tensor", {op("aten.sub.Tensor", {gw, meanGw}),
-                                            op("aten.mul.Tensor", {xhat, meanGwXhat})});
-    gradInput = op("aten.mul.Tensor", {rstd, centred});
+    Value* meanGw = b.op("aten.mean.dim", {gw}, rowMean);
+    Value* meanGwXhat = b.op("aten.mean.dim", {b.op("aten.mul.Tensor", {gw, xhat})}, rowMean);
+    Value* centred = b.op("aten.sub.Tensor", {b.op("aten.sub.Tensor", {gw, meanGw}),
+                                              b.op("aten.mul.Tensor", {xhat, meanGwXhat})});
+    gradInput = b.op("aten.mul.Tensor", {rstd, centred});
   } else {
     gradInput = zerosLike(x);
   }
-  Value* gradWeight = columnSum(op("aten.mul.Tensor", {g, xhat}));
+  Value* gradWeight = columnSum(b.op("aten.mul.Tensor", {g, xhat}));
   if (!mask[1]) gradWeight = zerosLike(gradWeight);
   Value* gradBias = columnSum(g);
   if (!mask[2]) gradBias = zerosLike(gradBias);

@@ -284,27 +284,23 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
     has(vector ? CudaEntryRole::ReductionRowVectorised : CudaEntryRole::ReductionRow);
     unsigned perRow = reduced <= kWarpRowMaximum ? 32 : reduced <= 16384 ? 256 : kCudaRowBlock;
     unsigned rowsPerBlock = perRow == 32 ? 8 : 1;
-    launch.why = perRow == 32
-                     ? vector
-                           ? "row, vectorised: one warp per output, rows dense and aligned"
-                           : "row: one warp per output, the reduced dims innermost and contiguous"
-                 : vector ? "row, vectorised: one block per output, rows dense and aligned"
-                          : "row: one block per output, the reduced dims innermost and contiguous";
     launch.block[0] = perRow;
     launch.block[1] = rowsPerBlock;
     launch.grid[0] = gridFor(rows, rowsPerBlock, multiprocessors);
-    if (vector && layout.passes > 1) {
-      size_t cache = rowsPerBlock * rowCacheBytes(layout, reduced);
-      if (cache <= kRowCacheMaxBytes) {
-        launch.sharedBytes = static_cast<unsigned>(cache);
-        launch.why = perRow == 32 ? "row, vectorised, cached: one warp per output, rows dense and "
-                                    "aligned, each pass after the first reads the row from shared "
-                                    "memory"
-                                  : "row, vectorised, cached: one block per output, rows dense and "
-                                    "aligned, each pass after the first reads the row from shared "
-                                    "memory";
-      }
-    }
+    size_t cache = vector && layout.passes > 1 ? rowsPerBlock * rowCacheBytes(layout, reduced) : 0;
+    if (cache > kRowCacheMaxBytes) cache = 0;
+    launch.sharedBytes = static_cast<unsigned>(cache);
+    // Why, by who takes a row (a warp, a block) and how it reads it.
+    static constexpr const char* kRowWhy[2][3] = {
+        {"row: one warp per output, the reduced dims innermost and contiguous",
+         "row, vectorised: one warp per output, rows dense and aligned",
+         "row, vectorised, cached: one warp per output, rows dense and aligned, each pass after "
+         "the first reads the row from shared memory"},
+        {"row: one block per output, the reduced dims innermost and contiguous",
+         "row, vectorised: one block per output, rows dense and aligned",
+         "row, vectorised, cached: one block per output, rows dense and aligned, each pass after "
+         "the first reads the row from shared memory"}};
+    launch.why = kRowWhy[perRow == 32 ? 0 : 1][cache ? 2 : vector ? 1 : 0];
     return launch;
   }
   has(CudaEntryRole::ReductionPerOutput);
