@@ -46,8 +46,8 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
                              bool check, PythonFallback fallback, Trace* trace, int64_t compileId,
                              const std::string& failureStatus, int injectFault,
                              double statsIntervalS, const std::string& device, nb::object allocator)
-    : trace_(trace), failureStatus_(failureStatus), check_(check) {
-  CudaContextRestorer callersDevice; // torch's current device stays the caller's
+    : trace_(trace), failureStatus_(failureStatus), check_(check), onCuda_(device != "cpu") {
+  CudaContextRestorer callersDevice(onCuda_); // torch's current device stays the caller's
   if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
   CompileOptions options;
   options.pipeline = pipeline;
@@ -80,7 +80,7 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
 
 void CompiledGraph::waitForKernels() {
   if (!kernelsFinished_) {
-    CudaContextRestorer callersDevice;
+    CudaContextRestorer callersDevice(onCuda_);
     {
       nb::gil_scoped_release noGil;
       compiled_.finishKernelBuild();
@@ -94,7 +94,7 @@ void CompiledGraph::waitForKernels() {
 nb::list CompiledGraph::run(const std::vector<AnyArray>& arrays, int threads, bool inputsAsNone,
                             uintptr_t stream) {
   waitForKernels();
-  CudaContextRestorer callersDevice; // a graph on cuda:1 leaves torch's current device alone
+  CudaContextRestorer callersDevice(onCuda_); // on cuda:1, torch's current device stays put
   stream_ = reinterpret_cast<void*>(stream);
   setCpuLibraryThreads(threads);
   std::vector<Tensor> inputs;

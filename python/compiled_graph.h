@@ -58,6 +58,7 @@ private:
   Trace* trace_;
   std::string failureStatus_; // the trace's status for a failed compile
   bool check_;                // check mode: each run's kernel errors go into the trace
+  bool onCuda_;               // a graph on a CUDA device
   std::unique_ptr<TraceRecorder> recorder_; // with a trace
   CompileResult compiled_;
   bool kernelsFinished_ = false; // the background build's outcome is known and recorded

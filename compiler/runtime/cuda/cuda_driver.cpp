@@ -116,7 +116,8 @@ void cudaUseDevice(int device) {
     check(driver().cuCtxSetCurrent(wanted), "cuCtxSetCurrent", "device " + std::to_string(device));
 }
 
-CudaContextRestorer::CudaContextRestorer() {
+CudaContextRestorer::CudaContextRestorer(bool cuda) {
+  if (!cuda) return;
   const DriverApi* api = loadedDriver(nullptr);
   CUcontext current = nullptr;
   active_ = api && api->cuCtxGetCurrent(&current) == CUDA_SUCCESS;

@@ -43,10 +43,11 @@ void cudaUseDevice(int device);
 // made (or none). An embedder's current device (torch.cuda.current_device()) is the context
 // current on its thread, and Loupe makes its own device's context current to work: an embedder
 // wraps each call into Loupe in one of these, so a graph on cuda:1 does not move the caller's
-// tensors made with device="cuda" there. Does nothing where no driver loads.
+// tensors made with device="cuda" there. Does nothing where no driver loads, nor when `cuda` is
+// false (a CPU graph's calls: the driver is not even loaded for them).
 class CudaContextRestorer {
 public:
-  CudaContextRestorer();
+  explicit CudaContextRestorer(bool cuda);
   ~CudaContextRestorer();
   CudaContextRestorer(const CudaContextRestorer&) = delete;
   CudaContextRestorer& operator=(const CudaContextRestorer&) = delete;
