@@ -154,8 +154,11 @@ void CudaBackend::copy(const Tensor& from, Tensor& to) {
     CudaKernelBuild built = NvrtcCompiler(options_.compiler).build({copies}).front();
     auto copier = std::make_unique<Copier>();
     copier->module = std::make_unique<CudaModule>(built.cubin, options_.device);
-    for (int e = 0; e < 4; ++e)
-      copier->functions[e] = copier->module->function(copies.entries[static_cast<size_t>(e)]);
+    for (int e = 0; e < 4; ++e) {
+      const std::string& entry = copies.entries[static_cast<size_t>(e)];
+      copier->functions[e] = copier->module->function(entry);
+      cudaCheckParameter(copier->functions[e], sizeof(CopyArgs), "kernel " + entry);
+    }
     copier_ = std::move(copier);
   }
   CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), {}, {}, {}, from.data(),
@@ -171,7 +174,7 @@ void CudaBackend::copy(const Tensor& from, Tensor& to) {
   int64_t blocks = std::min<int64_t>((from.numel() + 255) / 256, int64_t{multiprocessors_} * 8);
   unsigned grid[3] = {static_cast<unsigned>(std::max<int64_t>(blocks, 1)), 1, 1};
   cudaLaunch(copier_->functions[which], grid, block, 0, stream_, &args, sizeof args,
-             "strided copy of " + from.describe());
+             [&] { return "strided copy of " + from.describe(); });
 }
 
 Tensor CudaBackend::contiguousCopy(const Tensor& tensor) {
@@ -224,8 +227,11 @@ std::map<std::string, KernelBuildRecord> CudaBackend::buildKernels() {
     Kernel& kernel = kernels_[k];
     auto start = std::chrono::steady_clock::now();
     kernel.module = std::make_unique<CudaModule>(built[k].cubin, options_.device);
-    for (const std::string& entry : kernel.generated.entries)
+    for (const std::string& entry : kernel.generated.entries) {
       kernel.functions.push_back(kernel.module->function(entry));
+      cudaCheckParameter(kernel.functions.back(), kernel.layout.argWords() * sizeof(int64_t),
+                         "kernel " + kernel.name + " (" + entry + ")");
+    }
     double loadMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     records[kernel.name] = {built[k].fromCache, built[k].buildMs + loadMs,
@@ -241,13 +247,12 @@ void CudaBackend::launch(size_t index, const KernelBinding& bound,
   CudaLaunch plan = planCudaLaunch(kernel.layout, bound, inputs, outputs, multiprocessors_);
   if (plan.grid[0] == 0 || plan.grid[1] == 0 || plan.grid[2] == 0) return; // nothing to do
   bindCudaWorkspace(plan, reductionWorkspace(plan.workspaceBytes));
-  const std::string& entry = kernel.generated.entries.at(plan.entry);
   auto what = [&] {
-    return "kernel " + kernel.name + " (" + entry + "), grid " + dims(plan.grid) + ", block " +
-           dims(plan.block);
+    return "kernel " + kernel.name + " (" + kernel.generated.entries.at(plan.entry) + "), grid " +
+           dims(plan.grid) + ", block " + dims(plan.block);
   };
   cudaLaunch(kernel.functions.at(plan.entry), plan.grid, plan.block, plan.sharedBytes, stream_,
-             plan.args.data(), plan.args.size() * sizeof(int64_t), what());
+             plan.args.data(), plan.args.size() * sizeof(int64_t), what);
   kernel.last = std::move(plan);
 }
 

@@ -44,24 +44,6 @@ CUstream asStream(void* stream) {
   return static_cast<CUstream>(stream);
 }
 
-// Refuses a launch whose argument struct does not match the kernel's first parameter: the driver
-// would otherwise copy the kernel's parameter size from `args`, reading past a smaller struct.
-// (Probing for a second parameter would be an API error on every launch of a one-parameter
-// kernel, which compute-sanitizer reports; the generator only emits one-parameter entries.)
-void checkParameter(CUfunction function, size_t argBytes, const std::string& what) {
-  if (argBytes > kMaxKernelParameterBytes)
-    throw CudaError("cannot launch " + what + ": its argument struct has " +
-                    std::to_string(argBytes) + " bytes, more than a kernel parameter may (" +
-                    std::to_string(kMaxKernelParameterBytes) + ")");
-  if (!driver().cuFuncGetParamInfo) return;
-  size_t offset = 0, size = 0;
-  check(driver().cuFuncGetParamInfo(function, 0, &offset, &size), "cuFuncGetParamInfo", what);
-  if (size != argBytes)
-    throw CudaError("cannot launch " + what + ": the kernel takes a " + std::to_string(size) +
-                    "-byte parameter, the launch passes one struct of " + std::to_string(argBytes) +
-                    " bytes");
-}
-
 } // namespace
 
 bool cudaDriverAvailable(std::string* why) {
@@ -133,16 +115,33 @@ CudaContextRestorer::~CudaContextRestorer() {
     (void)api.cuCtxSetCurrent(static_cast<CUcontext>(saved_));
 }
 
+void cudaCheckParameter(void* function, size_t argBytes, const std::string& what) {
+  // (Probing for a second parameter would be an API error for a one-parameter kernel, which
+  // compute-sanitizer reports; the generator only emits one-parameter entries.)
+  if (argBytes > kMaxKernelParameterBytes)
+    throw CudaError("cannot launch " + what + ": its argument struct has " +
+                    std::to_string(argBytes) + " bytes, more than a kernel parameter may (" +
+                    std::to_string(kMaxKernelParameterBytes) + ")");
+  if (!driver().cuFuncGetParamInfo) return;
+  size_t offset = 0, size = 0;
+  check(driver().cuFuncGetParamInfo(static_cast<CUfunction>(function), 0, &offset, &size),
+        "cuFuncGetParamInfo", what);
+  if (size != argBytes)
+    throw CudaError("cannot launch " + what + ": the kernel takes a " + std::to_string(size) +
+                    "-byte parameter, the launch passes one struct of " + std::to_string(argBytes) +
+                    " bytes");
+}
+
 void cudaLaunch(void* function, const unsigned grid[3], const unsigned block[3],
                 unsigned sharedBytes, void* stream, const void* args, size_t argBytes,
-                const std::string& what) {
-  auto kernel = static_cast<CUfunction>(function);
-  checkParameter(kernel, argBytes, what);
+                DeferredText what) {
+  if (argBytes > kMaxKernelParameterBytes) cudaCheckParameter(function, argBytes, what.str());
   // kernelParams holds one pointer per parameter; the driver copies the parameter's bytes.
   void* parameters[] = {const_cast<void*>(args)};
-  check(driver().cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                sharedBytes, asStream(stream), parameters, nullptr),
-        "cuLaunchKernel", what);
+  CUresult result = driver().cuLaunchKernel(static_cast<CUfunction>(function), grid[0], grid[1],
+                                            grid[2], block[0], block[1], block[2], sharedBytes,
+                                            asStream(stream), parameters, nullptr);
+  if (result != CUDA_SUCCESS) check(result, "cuLaunchKernel", what.str());
 }
 
 void cudaCopyAsync(void* dst, const void* src, size_t bytes, void* stream) {

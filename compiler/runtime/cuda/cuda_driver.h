@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace loupe {
 
@@ -60,16 +61,40 @@ private:
 // The largest by-value parameter a kernel takes (32764 bytes on Volta and later, CUDA 12.1+).
 inline constexpr size_t kMaxKernelParameterBytes = 32764;
 
-// Launches `function` (a CudaModule's CUfunction) whose one parameter is a by-value struct of
-// `argBytes` bytes at `args` (the generated kernels take a struct of 8-byte words). The driver
-// copies the struct at launch, so `args` may be reused as soon as this returns. When the driver
-// reports the kernel's parameters (CUDA 12.4+), a kernel that does not take exactly one parameter
-// of `argBytes` bytes is refused before launching. On failure the error names `what` (e.g.
-// "kernel k3 (loupe_k3_vec), grid [4, 1, 1], block [256, 1, 1]"). The primary context of the
-// kernel's device must be current on this thread (cudaUseDevice).
+// Text for an error message, made only when the error happens: a launch (many per call of a
+// graph, each a few microseconds) formats no string. Holds a reference to `make`, so it lives
+// for the full expression that passes it, as an argument does.
+class DeferredText {
+public:
+  DeferredText(const char* text)
+      : context_(text),
+        make_([](const void* c) { return std::string(static_cast<const char*>(c)); }) {}
+  template <typename Make>
+  requires std::is_invocable_r_v<std::string, const Make&> DeferredText(const Make& make)
+      : context_(&make),
+        make_([](const void* c) -> std::string { return (*static_cast<const Make*>(c))(); }) {}
+  std::string str() const { return make_(context_); }
+
+private:
+  const void* context_;
+  std::string (*make_)(const void*);
+};
+
+// Refuses `function` (a CudaModule's CUfunction) unless it takes exactly one parameter of
+// `argBytes` bytes, when the driver reports the kernel's parameters (CUDA 12.4+): the driver
+// would otherwise copy the kernel's parameter size from the launch's struct, reading past a
+// smaller one. Called once per kernel when it is loaded, not per launch.
+void cudaCheckParameter(void* function, size_t argBytes, const std::string& what);
+
+// Launches `function` (a CudaModule's CUfunction, checked with cudaCheckParameter for this
+// `argBytes`) whose one parameter is a by-value struct of `argBytes` bytes at `args` (the
+// generated kernels take a struct of 8-byte words). The driver copies the struct at launch, so
+// `args` may be reused as soon as this returns. On failure the error names `what` (e.g. "kernel
+// k3 (loupe_k3_vec), grid [4, 1, 1], block [256, 1, 1]"). The primary context of the kernel's
+// device must be current on this thread (cudaUseDevice).
 void cudaLaunch(void* function, const unsigned grid[3], const unsigned block[3],
                 unsigned sharedBytes, void* stream, const void* args, size_t argBytes,
-                const std::string& what);
+                DeferredText what);
 
 // Stream-ordered copies and fills on `stream` (a CUstream / cudaStream_t; null is the legacy
 // default stream). Pointers may be host or device memory in any direction: unified addressing

@@ -192,21 +192,39 @@ TEST(CudaDevice, RefusesAnArgumentStructOfTheWrongSize) {
   LOUPE_REQUIRE_CUDA_DEVICE();
   if (!cu::driver().cuFuncGetParamInfo) GTEST_SKIP() << "the driver predates cuFuncGetParamInfo";
   CudaModule module(kAffinePtx, 0);
+  void* affine = module.function("loupe_test_affine");
+  cudaCheckParameter(affine, sizeof(AffineArgs), "kernel affine"); // the right size passes
+  expectCudaError([&] { cudaCheckParameter(affine, 24, "kernel affine"); },
+                  "cannot launch kernel affine: the kernel takes a 32-byte parameter, the launch "
+                  "passes one struct of 24 bytes");
   uint64_t args[3] = {};
   unsigned one[3] = {1, 1, 1};
+  // A struct past the parameter limit is refused at launch too, before the driver reads it.
   expectCudaError(
       [&] {
-        cudaLaunch(module.function("loupe_test_affine"), one, one, 0, nullptr, args, sizeof(args),
+        cudaLaunch(affine, one, one, 0, nullptr, args, kMaxKernelParameterBytes + 8,
                    "kernel affine");
       },
-      "cannot launch kernel affine: the kernel takes a 32-byte parameter, the launch passes one "
-      "struct of 24 bytes");
+      "more than a kernel parameter may");
+}
+
+TEST(CudaDevice, ALaunchErrorNamesWhatWasLaunched) {
+  LOUPE_REQUIRE_CUDA_DEVICE();
+  CudaModule module(kAffinePtx, 0);
+  AffineArgs args{nullptr, nullptr, 0, 0};
+  unsigned one[3] = {1, 1, 1}, tooLarge[3] = {4096, 1, 1};
+  int described = 0;
+  // The description is made only when the launch fails.
+  cudaLaunch(module.function("loupe_test_affine"), one, one, 0, nullptr, &args, sizeof(args),
+             [&] { return "kernel affine #" + std::to_string(++described); });
+  cudaCheckAsyncErrors(nullptr, "an empty affine launch");
+  EXPECT_EQ(described, 0);
   expectCudaError(
       [&] {
-        cudaLaunch(module.function("loupe_test_affine"), one, one, 0, nullptr, args,
-                   kMaxKernelParameterBytes + 8, "kernel affine");
+        cudaLaunch(module.function("loupe_test_affine"), one, tooLarge, 0, nullptr, &args,
+                   sizeof(args), [&] { return "kernel affine #" + std::to_string(++described); });
       },
-      "more than a kernel parameter may");
+      "cuLaunchKernel failed for kernel affine #1: CUDA_ERROR_INVALID_VALUE");
 }
 
 TEST(CudaDevice, RecoverableErrorsLeaveTheContextUsable) {
