@@ -136,7 +136,18 @@ struct Executable::Buffer {
   bool ownAllocation; // an output, or a value output views look into: outside the arena
   const TensorType* type;
   std::vector<int64_t> shape; // under the laid-out binding
+  // On a device, an own allocation's place in the run's output block (see allocateOutputs).
+  size_t blockOffset = 0;
 };
+
+namespace {
+
+// Where each output starts in the output block: as aligned as the caching allocator's own
+// blocks, so vector loads and cuBLASLt's widest algorithms see the same alignment as in a
+// tensor of their own.
+constexpr size_t kOutputAlignment = 256;
+
+} // namespace
 
 Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions options)
     : graph_(graph.clone()), options_(std::move(options)),
@@ -319,10 +330,18 @@ void Executable::layOut(const SymbolBindings& bindings) {
   if (!arena_.defined() || arena_.numel() != layout.arenaBytes)
     arena_ = allocate(DType::U8, {layout.arenaBytes});
   bufferTensors_.assign(buffers_.size(), Tensor());
+  outputBlockBytes_ = 0;
   for (size_t b = 0; b < buffers_.size(); ++b) {
     Buffer& buffer = buffers_[b];
     buffer.shape = evaluateShape(buffer.type->shape, bindings);
-    if (!buffer.ownAllocation)
+    if (buffer.ownAllocation) {
+      int64_t count = 1;
+      for (int64_t extent : buffer.shape)
+        count *= extent;
+      buffer.blockOffset = outputBlockBytes_;
+      size_t bytes = static_cast<size_t>(count) * dtypeSize(buffer.type->dtype);
+      outputBlockBytes_ += (bytes + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment;
+    } else
       bufferTensors_[b] = Tensor::borrow(arena_.dataAs<char>() + layout.offsets[buffer.planned],
                                          buffer.type->dtype, buffer.shape, {}, device());
   }
@@ -571,6 +590,26 @@ Tensor Executable::allocate(DType dtype, const std::vector<int64_t>& shape) cons
   return options_.device ? options_.device->allocate(dtype, shape) : Tensor::empty(dtype, shape);
 }
 
+void Executable::allocateOutputs() {
+  // On a device each allocation is a call into the embedder's allocator (torch's, through
+  // Python: microseconds each, a training step's forward has dozens of outputs), so a run's
+  // outputs share one: each output is a tensor within it, and the block lives until the last
+  // of them dies. On the host an allocation costs little and each output is freed on its own.
+  Tensor block;
+  if (options_.device && outputBlockBytes_ != 0)
+    block = allocate(DType::U8, {static_cast<int64_t>(outputBlockBytes_)});
+  for (size_t b = 0; b < buffers_.size(); ++b) {
+    const Buffer& buffer = buffers_[b];
+    if (!buffer.ownAllocation)
+      slots_[buffer.slot] = bufferTensors_[b];
+    else if (block.defined())
+      slots_[buffer.slot] =
+          Tensor::within(block, buffer.blockOffset, buffer.type->dtype, buffer.shape);
+    else
+      slots_[buffer.slot] = allocate(buffer.type->dtype, buffer.shape);
+  }
+}
+
 Tensor Executable::copyOf(const Tensor& value) const {
   if (!options_.device || value.device().isCpu()) return value.clone();
   Tensor copy = options_.device->allocate(value.dtype(), value.shape());
@@ -611,10 +650,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   if (timed && !options_.device) cpuThreads_ = cpuKernelThreads();
   for (size_t i = 0; i < inputs.size(); ++i)
     slots_[i] = inputs[i];
-  for (size_t b = 0; b < buffers_.size(); ++b)
-    slots_[buffers_[b].slot] = buffers_[b].ownAllocation
-                                   ? allocate(buffers_[b].type->dtype, buffers_[b].shape)
-                                   : bufferTensors_[b];
+  allocateOutputs();
 
   for (Step& step : steps_) {
     // Built only on failure: describing a node costs more than running a small kernel.

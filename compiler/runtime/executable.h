@@ -11,8 +11,11 @@
 // given, or, when it is given none, the one planMemory makes. Intermediates live in one arena,
 // at the plan's offsets for static shapes, or laid out by the same function for each binding of
 // a symbolic plan's symbols (the layout is kept per binding, the arena sized to it). Graph
-// outputs, and the computed values that output views look into, are allocated on their own, so
-// a view output is returned as a view of that allocation, not a copy. Outputs never alias the
+// outputs, and the computed values that output views look into, are allocated outside the
+// arena, so a view output is returned as a view of that allocation, not a copy: on the host
+// each on its own, on a device all of a run's in one allocation (each a tensor within it, the
+// memory freed when the last of them dies), since each device allocation is a call into the
+// embedder's allocator. Outputs never alias the
 // arena or each other (a second output on one allocation is a copy), nor an input: an output
 // that is one, or a view of one, is copied, unless the embedder asks for inputs returned as
 // they are. Each call measures the memory it allocates (AllocationMeter) for its binding.
@@ -147,6 +150,8 @@ private:
   std::vector<Tensor> onHost(const std::vector<const Tensor*>& tensors) const;
   void attachKernels(const KernelBuild& built);
   void layOut(const SymbolBindings& bindings);
+  // Puts a run's computed values in their slots: arena views, and the outputs' own memory.
+  void allocateOutputs();
   // After a run: counts it for its binding and reports what is due to the instrumentation.
   void report(int64_t measuredPeakBytes);
   void execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter, bool timed);
@@ -169,6 +174,7 @@ private:
   MemoryUse unkeptUse_;      // the binding's, past kMaxMemoryUses
   MemoryUse* use_ = nullptr; // the last binding's: in memoryUses_, or unkeptUse_
   std::vector<Tensor> bufferTensors_;
+  size_t outputBlockBytes_ = 0; // the own allocations of the laid-out binding, aligned, in all
   Tensor arena_;
   ExecutionStats stats_;
   std::chrono::steady_clock::time_point lastStatsReport_;

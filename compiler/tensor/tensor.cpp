@@ -124,6 +124,20 @@ Tensor Tensor::adopt(std::shared_ptr<void> storage, Device device, DType dtype,
   return t;
 }
 
+Tensor Tensor::within(const Tensor& block, size_t byteOffset, DType dtype,
+                      std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.device_ = block.device_;
+  t.strides_ = contiguousStrides(shape);
+  t.shape_ = std::move(shape);
+  if (byteOffset + t.nbytes() > block.nbytes())
+    throw Error("runtime", t.describe() + " at byte " + std::to_string(byteOffset) +
+                               " does not fit in " + block.describe());
+  t.storage_ = std::shared_ptr<void>(block.storage_, static_cast<char*>(block.data()) + byteOffset);
+  return t;
+}
+
 void Tensor::requireHost(const char* what) const {
   if (!device_.isCpu())
     throw Error("runtime", std::string(what) + " of " + describe() +

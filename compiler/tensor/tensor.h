@@ -28,6 +28,11 @@ public:
   // the memory alive; contiguous strides.
   static Tensor adopt(std::shared_ptr<void> storage, Device device, DType dtype,
                       std::vector<int64_t> shape);
+  // A contiguous tensor in part of `block`'s memory, from `byteOffset` on: it shares the
+  // block's storage (the memory lives while any tensor in it does) and is not an allocation of
+  // its own. How one allocation holds several tensors.
+  static Tensor within(const Tensor& block, size_t byteOffset, DType dtype,
+                       std::vector<int64_t> shape);
   // Contiguous tensor holding `values` converted to `dtype` (the reference implementations
   // compute in double and store in the result's dtype).
   static Tensor fromDoubles(const std::vector<double>& values, DType dtype,

@@ -7,6 +7,7 @@ injected fault goes to, and what the process leaves in its traces at exit."""
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import os
 import sys
@@ -98,6 +99,13 @@ class LoupeGraph:
         self.sources = [(kind == "arg", source) for kind, source in lir.inputs]
         # A CUDA graph: the device its kernels run on (CPU scalars are moved there), else None.
         self.device = torch.device(lir.device) if lir.device != "cpu" else None
+        # Its current stream as the integer a call passes (what torch.cuda.current_stream(d)
+        # .cuda_stream gives, without making a Stream object: microseconds a call).
+        self.current_stream = (
+            functools.partial(torch._C._cuda_getCurrentRawStream, self.device.index or 0)
+            if self.device is not None
+            else None
+        )
         returned = [out for out in lir.outputs if out is None or isinstance(out, int)]
         self.outputs_are_results = lir.outputs == list(range(len(returned)))
         # Graph inputs returned as they are (a forward's saved parameters and activations): the
@@ -116,12 +124,18 @@ class LoupeGraph:
         if self.eager:
             return list(self.gm.forward(*args))
         values = [args[source] if arg else getattr(self.gm, source) for arg, source in self.sources]
-        stream = 0
-        if self.device is not None:
-            stream = torch.cuda.current_stream(self.device).cuda_stream
+        stream = self.current_stream() if self.current_stream is not None else 0
+        on_cpu = self.device is None
         try:
             results = self.compiled.run(
-                [_to_dlpack(self.runtime_input(value)) for value in values],
+                [
+                    _to_dlpack(
+                        value
+                        if isinstance(value, torch.Tensor) and (on_cpu or value.is_cuda)
+                        else self.runtime_input(value)
+                    )
+                    for value in values
+                ],
                 torch.get_num_threads(),  # BLAS follows torch.set_num_threads
                 True,  # returned inputs come back as None: they are filled in from `values`
                 stream,

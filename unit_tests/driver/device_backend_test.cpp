@@ -217,6 +217,39 @@ TEST(DeviceBackend, AGraphForCudaRunsThroughTheBackendAndMatchesTheHost) {
     EXPECT_EQ(build.resources, "sm_00, stand-in") << name;
 }
 
+TEST(DeviceBackend, ARunsComputedOutputsShareOneAllocation) {
+  auto device = std::make_shared<StandInDevice>();
+  CompileResult compiled = compileGraph(kGraph, "device.lir", options(device));
+  ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+  std::vector<Tensor> host = {randomTensor(DType::F32, {5, 8}, 1),
+                              randomTensor(DType::F32, {8, 4}, 2),
+                              randomTensor(DType::F32, {4}, 3)};
+  std::vector<Tensor> inputs = toDevice(*device, host);
+  std::vector<Tensor> expected = compiled.executable->run(inputs); // lays out, takes the arena
+  for (Tensor& e : expected)
+    e = onHost(e).clone();
+  int before = device->calls["allocate"];
+  std::vector<Tensor> got = compiled.executable->run(inputs);
+  // %r, %s and %c in one allocation; %t (a second output on %r's memory) and %x (an input) are
+  // copies, one allocation each.
+  EXPECT_EQ(device->calls["allocate"] - before, 3);
+  auto* base = static_cast<char*>(got[0].data());
+  for (size_t o = 0; o < 3; ++o) {
+    auto* start = static_cast<char*>(got[o].data());
+    EXPECT_EQ((start - base) % 256, 0) << "output " << o;
+    for (size_t other = 0; other < o; ++other) {
+      auto* otherStart = static_cast<char*>(got[other].data());
+      bool apart =
+          start >= otherStart + got[other].nbytes() || otherStart >= start + got[o].nbytes();
+      EXPECT_TRUE(apart) << "outputs " << other << " and " << o << " overlap";
+    }
+  }
+  // The memory lives while any output does.
+  Tensor sum = got[1];
+  got.clear();
+  EXPECT_EQ(maxAbsDifference(onHost(sum).clone(), expected[1]), 0);
+}
+
 TEST(DeviceBackend, CheckModeComparesOnHostCopies) {
   auto device = std::make_shared<StandInDevice>();
   CompileResult compiled = compileGraph(kGraph, "device.lir", options(device, true));
