@@ -11,7 +11,12 @@
 // - pointwise (an elementwise op or a pointwise group) of the rows' shape, where the seed keeps
 //   its reduced dims (so a result broadcasts back along the row), or of the results' shape;
 // - reductions, lone or grouped, over the same rows (input shape, dims and keepdim);
-// as long as the group stays convex. A seed whose rows are its results (every reduced dim of
+// as long as the group stays convex. Then it takes, recursively, the pointwise producers of its
+// full-space values that have the rows' shape and are read only inside the group (a residual
+// add before a layer norm, a scale before a softmax): reduction fusion leaves them out when a
+// later pass reads them too, and a kernel of their own would write the whole tensor to memory
+// for the row kernel to read back. The row kernel computes them in each pass that needs them,
+// from inputs that the row cache holds. A seed whose rows are its results (every reduced dim of
 // size 1) is left alone. The decisions name the device. Both generators emit row groups; what
 // it costs and saves on each is measured in docs/cuda-codegen.md and docs/cpu-codegen.md.
 #include <memory>
@@ -79,9 +84,47 @@ public:
         continue;
       partition_.merge(group, theirs);
     }
+    absorbProducers(seed, rows);
   }
 
 private:
+  // Merges the producers described at the top of this file into the row group of `seed`.
+  void absorbProducers(Node& seed, const Rows& rows) {
+    int group = partition_.groupOf(&seed);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (Node* member : std::vector<Node*>(partition_.members(group)))
+        for (Value* operand : member->operands()) {
+          Node* producer = operand ? operand->definingNode() : nullptr;
+          if (!producer || partition_.groupOf(producer) == group ||
+              partition_.members(partition_.groupOf(producer)).size() != 1 ||
+              !isFusablePointwise(*producer) ||
+              producer->result()->tensorType().shape != rows.full ||
+              !readOnlyBy(*producer, group) ||
+              !partition_.canMerge(group, partition_.groupOf(producer)))
+            continue;
+          auto describe = [&] {
+            return "row-fusion: fuse " + producer->describe() + " into the row group of " +
+                   seed.describe() + " on " + device_.str() +
+                   " (computed in each pass that reads it: its values never go to memory)";
+          };
+          if (!ctx_.decide("fusion", describe, {producer->result()->name(), seed.result()->name()}))
+            continue;
+          partition_.merge(group, partition_.groupOf(producer));
+          grew = true;
+        }
+    }
+  }
+
+  bool readOnlyBy(const Node& node, int group) const {
+    for (const Value* result : node.results()) {
+      if (result->isGraphOutput()) return false;
+      for (const Node* user : result->users())
+        if (partition_.groupOf(user) != group) return false;
+    }
+    return true;
+  }
+
   bool readsGroup(const Node& node, int group) const {
     for (const Value* operand : node.operands()) {
       const Node* producer = operand ? operand->definingNode() : nullptr;

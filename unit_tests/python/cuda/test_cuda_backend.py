@@ -96,6 +96,28 @@ def test_softmax_and_layer_norm_are_one_row_kernel_each(trace_path, cols):
     assert any("row-fusion" in d and "cuda:0" in d for (d,) in decisions), decisions
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("cols", [64, 1024, 5000])
+def test_a_residual_add_is_computed_inside_the_layer_norm_row_kernel(trace_path, dtype, cols):
+    """A post-norm block's `layer_norm(x + h)` is one row kernel reading x and h: the add is
+    computed in each pass over the row, never written to memory."""
+
+    def f(x, h, w, b):
+        return F.layer_norm(x + h, (x.shape[-1],), w, b)
+
+    compiled = compile_strict(f, trace_path)
+    torch.manual_seed(0)
+    x, h = (torch.randn(37, cols, device="cuda", dtype=dtype) for _ in range(2))
+    w, b = (torch.randn(cols, device="cuda", dtype=dtype) for _ in range(2))
+    eager, reference = run_three_ways(f, (x, h, w, b))
+    assert_close_to_reference(compiled(x, h, w, b), eager, reference)
+    summaries = [s for (s,) in query(trace_path, "SELECT op_summary FROM kernels")]
+    assert len([s for s in summaries if "generated:row" in s]) == 1, summaries
+    assert not any(s.startswith("aten.add.Tensor") for s in summaries), summaries
+    decisions = query(trace_path, "SELECT description FROM decisions")
+    assert any("row-fusion: fuse" in d and "aten.add.Tensor" in d for (d,) in decisions)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 def test_layer_norm_and_softmax_train_as_generated_kernels_in_every_dtype(trace_path, dtype):
     """Low-precision layer norm and softmax compute in f32 inside generated kernels, forward and

@@ -122,6 +122,14 @@ graph @symbolic_scalars(%x: f32[s0,24]) -> (f32[], f32[s0,24]) {
   %y = aten.mul.Scalar(%x) {other=s0} : f32[s0,24]
   return %d, %y
 })");
+  // A post-norm block's residual add before its bf16 layer norm: row fusion takes the add (and
+  // the cast to f32) into the row kernel, which computes it in each pass.
+  graphs.push_back(R"(
+graph @residual_layer_norm(%x: bf16[s0,1024]<cuda:0>, %h: bf16[s0,1024]<cuda:0>, %w: bf16[1024]<cuda:0>, %b: bf16[1024]<cuda:0>) -> (bf16[s0,1024]<cuda:0>) {
+  %a = aten.add.Tensor(%x, %h) {alpha=1} : bf16[s0,1024]<cuda:0>
+  %y, %mean, %rstd = aten.native_layer_norm(%a, %w, %b) {eps=1e-05, normalized_shape=[1024]} : (bf16[s0,1024]<cuda:0>, f32[s0,1]<cuda:0>, f32[s0,1]<cuda:0>)
+  return %y
+})");
   // Single-pass reductions over symbolic rows: each kernel also has the split entry.
   graphs.push_back(R"(
 graph @split_reductions(%x: f32[s0,s1], %b: bf16[s0,s1]) -> (f32[s0], f32[s0], f32[s0], f32[s0], bf16[s0], bf16[s1]) {
