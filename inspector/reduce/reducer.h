@@ -48,9 +48,11 @@ struct ReduceResult {
   std::unique_ptr<Graph> graph; // the smallest diverging graph (the original when none smaller)
   std::vector<Tensor> inputs;   // its inputs
   BisectTrial check;            // its check: errors, or why it failed to compile or run
-  // With an injected fault: "pass kind" of the decision it follows, the same in the original
-  // and in every candidate kept (decisions are numbered afresh in a smaller graph).
+  // With an injected fault: "pass kind" of the decision it follows, the same decision (pass,
+  // kind, values named) in the original and in every candidate kept; decisions are numbered
+  // afresh in a smaller graph, so the reduced graph's ordinal of it is `injectFault`.
   std::string faultFollows;
+  int injectFault = -1;
   size_t originalNodes = 0;
   size_t reducedNodes = 0;
   int trials = 0;

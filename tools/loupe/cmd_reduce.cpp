@@ -96,9 +96,10 @@ std::string formatTolerance(double value) {
 }
 
 // The exact `loupe run` that shows the reduced graph's divergence: its inputs, the pipeline the
-// reduction checked with, the fault and the tolerance.
+// reduction checked with, the fault (the reduced graph's ordinal of its decision) and the
+// tolerance.
 std::string reproduceCommand(const std::string& lirPath, const std::vector<std::string>& inputs,
-                             const ReduceResult& result, int injectFault) {
+                             const ReduceResult& result) {
   std::string command = "loupe run " + shellWord(lirPath);
   for (const std::string& input : inputs)
     command += " -i " + shellWord(input);
@@ -106,7 +107,7 @@ std::string reproduceCommand(const std::string& lirPath, const std::vector<std::
   for (const std::string& pass : result.pipeline)
     pipeline += (pipeline.empty() ? "" : ",") + pass;
   command += " --pipeline " + pipeline;
-  if (injectFault > 0) command += " --inject-fault " + std::to_string(injectFault);
+  if (result.injectFault > 0) command += " --inject-fault " + std::to_string(result.injectFault);
   command += " --compare --rtol " + formatTolerance(result.tolerance.rtol) + " --atol " +
              formatTolerance(result.tolerance.atol);
   return command;
@@ -165,7 +166,7 @@ int reduceGraph(const ReduceCliOptions& options) {
     inputPaths.push_back(options.outDir + "/input_" + std::to_string(i) + ".npy");
     writeNpy(inputPaths.back(), result.inputs[i]);
   }
-  std::string command = reproduceCommand(lirPath, inputPaths, result, target.injectFault);
+  std::string command = reproduceCommand(lirPath, inputPaths, result);
 
   std::cout << "reduced " << result.originalNodes << " nodes to " << result.reducedNodes << " in "
             << result.trials << " trials"

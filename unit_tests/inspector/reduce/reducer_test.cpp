@@ -1,6 +1,6 @@
 // The reducer: a 24-node graph miscompiled by an injected fault shrinks to a few nodes that
-// still diverge on their own; a tiny budget still returns a diverging graph; symbolic dims
-// stay symbolic; a graph that does not diverge is left as it is.
+// still diverge on their own, with the same decision faulted; a tiny budget still returns a
+// diverging graph; symbolic dims stay symbolic; a graph that does not diverge is left as it is.
 
 #include <gtest/gtest.h>
 
@@ -62,11 +62,36 @@ TEST(Reducer, ShrinksAnInjectedFaultToAFewNodesThatStillDiverge) {
   EXPECT_EQ(result.faultFollows, "algebraic-simplification mul-by-one");
   EXPECT_NE(toText(*result.graph).find("%v11 = aten.mul.Tensor(%v10, %one)"), std::string::npos)
       << toText(*result.graph);
+  EXPECT_EQ(result.injectFault, 1); // its ordinal in the reduced graph
   // The fault lands in the front of the pipeline: no generated kernel is needed to see it.
   EXPECT_EQ(std::find(result.pipeline.begin(), result.pipeline.end(), "kernel-selection"),
             result.pipeline.end());
   EXPECT_TRUE(divergesOnItsOwn(result, options));
   ASSERT_EQ(result.inputs.size(), result.graph->numInputs());
+}
+
+// Decision 2 of the whole graph is the second mul-by-one; a graph without the first numbers it
+// 1, and a graph without the second has no such decision at all.
+TEST(Reducer, TheFaultFollowsItsDecisionWhateverItsOrdinalInACandidate) {
+  auto graph = parseGraph(R"(graph @twice(%x: f32[4,8], %y: f32[4,8]) -> (f32[4,8]) {
+  %one = loupe.constant() {data=[1.0], dtype=f32, shape=[]} : f32[]
+  %a = aten.mul.Tensor(%x, %one) : f32[4,8]
+  %c = aten.add.Tensor(%a, %y) {alpha=1} : f32[4,8]
+  %b = aten.mul.Tensor(%c, %one) : f32[4,8]
+  %d = aten.neg(%b) : f32[4,8]
+  return %d
+})");
+  ReduceOptions options = faultOptions(2);
+  ReduceResult result = reduce(*graph, testing::reduceInputs(), options);
+  ASSERT_TRUE(result.diverged);
+  std::string text = toText(*result.graph);
+  EXPECT_NE(text.find("%b = aten.mul.Tensor(%c, %one)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("%a = "), std::string::npos) << text;
+  EXPECT_EQ(result.reducedNodes, 2u); // the constant and %b
+  EXPECT_EQ(result.injectFault, 1);
+  EXPECT_EQ(result.faultFollows, "algebraic-simplification mul-by-one");
+  options.pipelineOptions.injectFaultAt = result.injectFault;
+  EXPECT_TRUE(divergesOnItsOwn(result, options));
 }
 
 TEST(Reducer, ATinyBudgetStillReturnsADivergingGraph) {
