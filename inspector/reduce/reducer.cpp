@@ -86,7 +86,9 @@ public:
     tested_[all] = true;
     ddmin();
     NodeSubset reduced = extractNodeSubset(graph_, best_.empty() ? all : best_, inputs_, values_);
-    return finish(std::move(reduced.graph), std::move(reduced.inputs));
+    ShrunkDims shrunk = shrinkDims(*reduced.graph, reduced.inputs, dimShrinkOptions());
+    result_.dims = shrunk.dims;
+    return finish(std::move(shrunk.graph), std::move(shrunk.inputs));
   }
 
 private:
@@ -173,9 +175,26 @@ private:
     return diverged;
   }
 
+  // The dims phase checks its candidates as the node phase does, within the same budget.
+  DimShrinkOptions dimShrinkOptions() {
+    DimShrinkOptions dims;
+    dims.diverges = [this](std::unique_ptr<Graph> graph, const std::vector<Tensor>& inputs) {
+      bool diverged = check(std::move(graph), inputs).diverged;
+      report();
+      return diverged;
+    };
+    dims.outOfTime = [this] { return outOfTime(); };
+    dims.shrunk = [this](const std::vector<DimChange>& changes) {
+      result_.dims = changes;
+      report();
+    };
+    return dims;
+  }
+
   void report() {
     if (options_.progress)
-      options_.progress({result_.originalNodes, result_.reducedNodes, result_.trials, seconds()});
+      options_.progress(
+          {result_.originalNodes, result_.reducedNodes, result_.trials, seconds(), result_.dims});
   }
 
   std::vector<bool> mask(const std::vector<size_t>& indices) const {
@@ -259,8 +278,10 @@ ReduceResult reduce(const Graph& graph, const std::vector<Tensor>& inputs,
 }
 
 std::string describeProgress(const ReduceProgress& progress) {
+  std::string dims = describeDimChanges(progress.dims);
   return "reduce: " + std::to_string(progress.originalNodes) + " -> " +
-         std::to_string(progress.reducedNodes) + " nodes, " + std::to_string(progress.trials) +
+         std::to_string(progress.reducedNodes) + " nodes, " +
+         (dims.empty() ? "" : "dims " + dims + ", ") + std::to_string(progress.trials) +
          " trials, " + std::to_string(int(std::lround(progress.seconds))) + " s";
 }
 

@@ -113,16 +113,19 @@ std::string reproduceCommand(const std::string& lirPath, const std::vector<std::
   return command;
 }
 
-// On a terminal one line redrawn per trial; otherwise a line whenever the graph shrinks.
+// On a terminal one line redrawn per trial; otherwise a line whenever the graph shrinks (fewer
+// nodes or smaller dims).
 std::function<void(const ReduceProgress&)> progressPrinter() {
-  return [terminal = isatty(STDERR_FILENO) != 0,
-          shown = size_t(0)](const ReduceProgress& progress) mutable {
+  return [terminal = isatty(STDERR_FILENO) != 0, shownNodes = size_t(0),
+          shownDims = std::string()](const ReduceProgress& progress) mutable {
     if (terminal) {
       std::cerr << "\r\033[K" << describeProgress(progress) << std::flush;
       return;
     }
-    if (progress.reducedNodes == shown) return;
-    shown = progress.reducedNodes;
+    std::string dims = describeDimChanges(progress.dims);
+    if (progress.reducedNodes == shownNodes && dims == shownDims) return;
+    shownNodes = progress.reducedNodes;
+    shownDims = dims;
     std::cerr << describeProgress(progress) << "\n";
   };
 }
@@ -171,6 +174,8 @@ int reduceGraph(const ReduceCliOptions& options) {
   std::cout << "reduced " << result.originalNodes << " nodes to " << result.reducedNodes << " in "
             << result.trials << " trials"
             << (result.budgetExhausted ? " (the budget ended the search)" : "") << "\n";
+  if (std::string dims = describeDimChanges(result.dims); !dims.empty())
+    std::cout << "shrank dims " << dims << "\n";
   if (!result.faultFollows.empty())
     std::cout << "the injected fault follows a " << result.faultFollows << " decision\n";
   std::cout << "wrote " << lirPath << " and " << inputPaths.size() << " inputs\n"
