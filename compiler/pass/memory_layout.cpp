@@ -49,9 +49,11 @@ int64_t peakLiveBytes(const std::vector<BufferInterval>& buffers) {
   return peak;
 }
 
+// A view as the executable runs it: an op with a view rule. A view op without one (split, unbind:
+// several results) runs its reference, which copies into buffers of its own.
 bool isView(const Node& node) {
   const OpInfo* info = OpRegistry::global().find(node.op());
-  return info && info->kind == OpKind::View && node.numOperands() && node.operand(0);
+  return info && info->view && node.numOperands() && node.operand(0);
 }
 
 class LivenessAnalysis {

@@ -23,18 +23,33 @@ std::vector<std::string> graphLevelPrefix(const std::vector<std::string>& pipeli
   return {pipeline.begin(), end};
 }
 
-// What the injected fault followed in a compile: the pass and kind of decision N. A candidate
-// numbers its decisions afresh, so its decision N may be another rule's; the reduction keeps
-// only candidates where the fault follows the same kind of decision as in the whole graph.
-class FaultedDecision : public PassInstrumentation {
+// A decision as a smaller graph's compile makes it again: its pass, its kind and the values it
+// names (a candidate keeps the whole graph's value names), whatever its ordinal.
+struct DecisionSignature {
+  std::string pass, kind;
+  std::vector<std::string> nodes;
+  friend bool operator==(const DecisionSignature&, const DecisionSignature&) = default;
+};
+
+// The injected fault follows a decision, and a candidate numbers its decisions afresh: its
+// decision N is most often another rule's, or on another node. So the whole graph's decision N
+// is remembered, and each candidate is first compiled without the fault to find the ordinal at
+// which it makes that same decision; the fault is injected there. A candidate that does not make
+// it shows no divergence.
+class DecisionFinder : public PassInstrumentation {
 public:
-  explicit FaultedDecision(int ordinal) : ordinal_(ordinal) {}
+  DecisionFinder(int ordinal, std::optional<DecisionSignature> wanted)
+      : ordinal_(ordinal), wanted_(std::move(wanted)) {}
   void onDecision(const Decision& decision) override {
-    if (decision.ordinal == ordinal_) seen = decision.pass + " " + decision.kind;
+    DecisionSignature signature{decision.pass, decision.kind, decision.nodes};
+    if (decision.ordinal == ordinal_) atOrdinal = signature;
+    if (wanted_ && !found && signature == *wanted_) found = decision.ordinal;
   }
-  std::string seen; // "pass kind"; empty when the compile made fewer decisions
+  std::optional<DecisionSignature> atOrdinal; // decision `ordinal`, when the compile made it
+  std::optional<int> found;                   // the ordinal of the wanted decision
 private:
   int ordinal_;
+  std::optional<DecisionSignature> wanted_;
 };
 
 class Search {
@@ -60,17 +75,20 @@ public:
       whole = check(graph_.clone(), inputs_);
       if (!whole.diverged) {
         result_.pipeline = options_.pipeline;
-        faultedDecision_.reset();
+        faultRecorded_ = false;
       }
     }
     if (result_.pipeline == options_.pipeline) whole = check(graph_.clone(), inputs_);
-    if (!whole.diverged) return finish(all);
+    if (!whole.diverged) return finish(graph_.clone(), inputs_);
     result_.diverged = true;
     originalFailed_ = !whole.error.empty();
     values_ = computeIntermediateValues(graph_, inputs_, options_.fallback);
     tested_[all] = true;
     ddmin();
-    return finish(best_.empty() ? all : best_);
+    NodeSubset reduced = extractNodeSubset(graph_, best_.empty() ? all : best_, inputs_, values_);
+    ShrunkDims shrunk = shrinkDims(*reduced.graph, reduced.inputs, dimShrinkOptions());
+    result_.dims = shrunk.dims;
+    return finish(std::move(shrunk.graph), std::move(shrunk.inputs));
   }
 
 private:
@@ -99,10 +117,21 @@ private:
     CompileOptions compileOptions;
     compileOptions.pipeline = result_.pipeline;
     compileOptions.pipelineOptions = options_.pipelineOptions;
+    int& faultAt = compileOptions.pipelineOptions.injectFaultAt;
+    if (faultAt > 0 && faultRecorded_ && faultedDecision_) {
+      std::optional<int> ordinal = findFaultedDecision(*graph);
+      if (!ordinal) {
+        trial.error = "the compile makes no " + faultedDecision_->pass + " " +
+                      faultedDecision_->kind + " decision on the faulted values";
+        return trial;
+      }
+      faultAt = *ordinal;
+    }
     compileOptions.buildExecutable = true;
     compileOptions.executable.fallback = options_.fallback;
-    FaultedDecision faulted(options_.pipelineOptions.injectFaultAt);
+    DecisionFinder faulted(faultAt, std::nullopt);
     compileOptions.instrumentation.push_back(&faulted);
+    result_.injectFault = faultAt;
     CompileResult compiled = compileGraph(std::move(graph), compileOptions);
     try {
       compiled.throwIfFailed();
@@ -111,14 +140,23 @@ private:
       trial.error = e.what();
       trial.diverged = originalFailed_;
     }
-    if (!faultedDecision_) {
-      faultedDecision_ = faulted.seen; // the whole graph's: what every candidate must match
-    } else if (faulted.seen != *faultedDecision_) {
-      trial.diverged = false;
-      trial.error = "the fault follows " + (faulted.seen.empty() ? "no decision" : faulted.seen) +
-                    ", not " + *faultedDecision_;
+    if (!faultRecorded_) { // the whole graph's check: what every candidate's fault must follow
+      faultedDecision_ = faulted.atOrdinal;
+      faultRecorded_ = true;
     }
     return trial;
+  }
+
+  // The ordinal of the whole graph's faulted decision in `graph`'s compile (no fault injected).
+  std::optional<int> findFaultedDecision(const Graph& graph) {
+    CompileOptions probe;
+    probe.pipeline = result_.pipeline;
+    probe.pipelineOptions = options_.pipelineOptions;
+    probe.pipelineOptions.injectFaultAt = -1;
+    DecisionFinder finder(-1, faultedDecision_);
+    probe.instrumentation.push_back(&finder);
+    compileGraph(graph.clone(), probe); // a failed compile finds nothing
+    return finder.found;
   }
 
   // Whether the nodes `keep` selects still diverge; remembers the smallest that does.
@@ -137,9 +175,26 @@ private:
     return diverged;
   }
 
+  // The dims phase checks its candidates as the node phase does, within the same budget.
+  DimShrinkOptions dimShrinkOptions() {
+    DimShrinkOptions dims;
+    dims.diverges = [this](std::unique_ptr<Graph> graph, const std::vector<Tensor>& inputs) {
+      bool diverged = check(std::move(graph), inputs).diverged;
+      report();
+      return diverged;
+    };
+    dims.outOfTime = [this] { return outOfTime(); };
+    dims.shrunk = [this](const std::vector<DimChange>& changes) {
+      result_.dims = changes;
+      report();
+    };
+    return dims;
+  }
+
   void report() {
     if (options_.progress)
-      options_.progress({result_.originalNodes, result_.reducedNodes, result_.trials, seconds()});
+      options_.progress(
+          {result_.originalNodes, result_.reducedNodes, result_.trials, seconds(), result_.dims});
   }
 
   std::vector<bool> mask(const std::vector<size_t>& indices) const {
@@ -186,18 +241,13 @@ private:
     }
   }
 
-  ReduceResult finish(const std::vector<bool>& keep) {
-    if (result_.diverged) {
-      NodeSubset subset = extractNodeSubset(graph_, keep, inputs_, values_);
-      result_.graph = std::move(subset.graph);
-      result_.inputs = std::move(subset.inputs);
-      result_.check = check(result_.graph->clone(), result_.inputs);
-    } else {
-      result_.graph = graph_.clone();
-      result_.inputs = inputs_;
-    }
+  ReduceResult finish(std::unique_ptr<Graph> graph, std::vector<Tensor> inputs) {
+    result_.graph = std::move(graph);
+    result_.inputs = std::move(inputs);
+    if (result_.diverged) result_.check = check(result_.graph->clone(), result_.inputs);
     result_.reducedNodes = result_.graph->numNodes();
-    result_.faultFollows = faultedDecision_.value_or("");
+    if (faultedDecision_)
+      result_.faultFollows = faultedDecision_->pass + " " + faultedDecision_->kind;
     result_.wallMs = seconds() * 1000;
     report();
     return std::move(result_);
@@ -209,7 +259,9 @@ private:
   size_t nodes_;
   Clock::time_point start_;
   bool originalFailed_ = false;
-  std::optional<std::string> faultedDecision_; // set by the whole graph's check
+  // Set by the whole graph's check; none when it makes no decision N (the fault never happens).
+  std::optional<DecisionSignature> faultedDecision_;
+  bool faultRecorded_ = false;
   std::map<const Value*, Tensor> values_;
   std::map<std::vector<bool>, bool> tested_;
   std::vector<bool> best_;
@@ -226,8 +278,10 @@ ReduceResult reduce(const Graph& graph, const std::vector<Tensor>& inputs,
 }
 
 std::string describeProgress(const ReduceProgress& progress) {
+  std::string dims = describeDimChanges(progress.dims);
   return "reduce: " + std::to_string(progress.originalNodes) + " -> " +
-         std::to_string(progress.reducedNodes) + " nodes, " + std::to_string(progress.trials) +
+         std::to_string(progress.reducedNodes) + " nodes, " +
+         (dims.empty() ? "" : "dims " + dims + ", ") + std::to_string(progress.trials) +
          " trials, " + std::to_string(int(std::lround(progress.seconds))) + " s";
 }
 

@@ -96,9 +96,10 @@ std::string formatTolerance(double value) {
 }
 
 // The exact `loupe run` that shows the reduced graph's divergence: its inputs, the pipeline the
-// reduction checked with, the fault and the tolerance.
+// reduction checked with, the fault (the reduced graph's ordinal of its decision) and the
+// tolerance.
 std::string reproduceCommand(const std::string& lirPath, const std::vector<std::string>& inputs,
-                             const ReduceResult& result, int injectFault) {
+                             const ReduceResult& result) {
   std::string command = "loupe run " + shellWord(lirPath);
   for (const std::string& input : inputs)
     command += " -i " + shellWord(input);
@@ -106,22 +107,25 @@ std::string reproduceCommand(const std::string& lirPath, const std::vector<std::
   for (const std::string& pass : result.pipeline)
     pipeline += (pipeline.empty() ? "" : ",") + pass;
   command += " --pipeline " + pipeline;
-  if (injectFault > 0) command += " --inject-fault " + std::to_string(injectFault);
+  if (result.injectFault > 0) command += " --inject-fault " + std::to_string(result.injectFault);
   command += " --compare --rtol " + formatTolerance(result.tolerance.rtol) + " --atol " +
              formatTolerance(result.tolerance.atol);
   return command;
 }
 
-// On a terminal one line redrawn per trial; otherwise a line whenever the graph shrinks.
+// On a terminal one line redrawn per trial; otherwise a line whenever the graph shrinks (fewer
+// nodes or smaller dims).
 std::function<void(const ReduceProgress&)> progressPrinter() {
-  return [terminal = isatty(STDERR_FILENO) != 0,
-          shown = size_t(0)](const ReduceProgress& progress) mutable {
+  return [terminal = isatty(STDERR_FILENO) != 0, shownNodes = size_t(0),
+          shownDims = std::string()](const ReduceProgress& progress) mutable {
     if (terminal) {
       std::cerr << "\r\033[K" << describeProgress(progress) << std::flush;
       return;
     }
-    if (progress.reducedNodes == shown) return;
-    shown = progress.reducedNodes;
+    std::string dims = describeDimChanges(progress.dims);
+    if (progress.reducedNodes == shownNodes && dims == shownDims) return;
+    shownNodes = progress.reducedNodes;
+    shownDims = dims;
     std::cerr << describeProgress(progress) << "\n";
   };
 }
@@ -165,11 +169,13 @@ int reduceGraph(const ReduceCliOptions& options) {
     inputPaths.push_back(options.outDir + "/input_" + std::to_string(i) + ".npy");
     writeNpy(inputPaths.back(), result.inputs[i]);
   }
-  std::string command = reproduceCommand(lirPath, inputPaths, result, target.injectFault);
+  std::string command = reproduceCommand(lirPath, inputPaths, result);
 
   std::cout << "reduced " << result.originalNodes << " nodes to " << result.reducedNodes << " in "
             << result.trials << " trials"
             << (result.budgetExhausted ? " (the budget ended the search)" : "") << "\n";
+  if (std::string dims = describeDimChanges(result.dims); !dims.empty())
+    std::cout << "shrank dims " << dims << "\n";
   if (!result.faultFollows.empty())
     std::cout << "the injected fault follows a " << result.faultFollows << " decision\n";
   std::cout << "wrote " << lirPath << " and " << inputPaths.size() << " inputs\n"

@@ -119,6 +119,27 @@ TEST(MemoryPlanRun, AnExecutableGivenNoPlanRunsTheOnePlanMemoryMakes) {
   EXPECT_EQ(executable.memoryLayout().offsets, layoutToRun(expected, {}).offsets);
 }
 
+// A split is a view op without a view rule: the executable runs its reference, which copies its
+// results into buffers, so the plan made for the graph as written gives them buffers.
+TEST(MemoryPlanRun, ASplitsResultsHaveBuffersOfTheirOwn) {
+  auto graph = parseGraph(R"(graph @split(%x: f32[4,8]) -> (f32[4,8]) {
+  %a, %b = aten.split.Tensor(%x) {dim=1, split_size=4} : (f32[4,4]<strides=[8,1]>, f32[4,4]<strides=[8,1]>)
+  %c = aten.add.Tensor(%a, %b) : f32[4,4]
+  %d = aten.cat(%c, %a) {dim=1} : f32[4,8]
+  return %d
+})");
+  Executable executable(*graph, Plan{}, testOptions());
+  std::vector<Tensor> inputs = inputsFor(*graph);
+  std::vector<Tensor> out = executable.run(inputs);
+  ASSERT_EQ(out.size(), 1u);
+  for (int64_t row = 0; row < 4; ++row)
+    for (int64_t col = 0; col < 4; ++col) {
+      double a = inputs[0].at(row * 8 + col), b = inputs[0].at(row * 8 + 4 + col);
+      EXPECT_FLOAT_EQ(out[0].at(row * 8 + col), float(a + b));
+      EXPECT_FLOAT_EQ(out[0].at(row * 8 + 4 + col), float(a));
+    }
+}
+
 TEST(MemoryPlanRun, APlanForAnotherGraphIsRefused) {
   auto graph = parseGraph(kChain), other = parseGraph(kStridedMatmul);
   EXPECT_THROW(Executable(*graph, plannedFor(*other), testOptions()), Error);
