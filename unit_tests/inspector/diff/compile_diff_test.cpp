@@ -408,6 +408,39 @@ TEST(CompileDiff, AConstantEqualToTheBatchBesideTheBatchIsNotHardcoded) {
   EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
 }
 
+// The gradient of a 2-row embedding table (`num_weights=2`) sums the batch away: its 2 rows at
+// batch 2 are the table's, not the batch's. `x[:2]`, a slice, keeps two of the batch's rows.
+std::string embeddingGradient(const std::string& B) {
+  return "graph @bw(%g: f32[" + B + ",8,32], %ids: i64[" + B +
+         ",8]) -> (f32[2,32]) {\n"
+         "  %dw = aten.embedding_dense_backward(%g, %ids) {num_weights=2, padding_idx=-1, "
+         "scale_grad_by_freq=false} : f32[2,32]  loc(\"model.py\":96 \"embeddings\")\n"
+         "  return %dw\n}\n";
+}
+std::string firstTwoRows(const std::string& B) {
+  return "graph @g(%x: f32[" + B +
+         ",8]) -> (f32[2,8]) {\n"
+         "  %s = aten.slice.Tensor(%x) {dim=0, start=0, end=2, step=1} : f32[2,8]  "
+         "loc(\"model.py\":98 \"\")\n"
+         "  %r = aten.relu(%s) : f32[2,8]  loc(\"model.py\":99 \"\")\n  return %r\n}\n";
+}
+
+TEST(CompileDiff, AReductionToAConstantEqualToTheBatchIsNotHardcoded) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, embeddingGradient("2"), embeddingGradient("4"));
+  EXPECT_TRUE(report.same);
+  EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
+}
+
+TEST(CompileDiff, ASliceToTheBatchItWasWrittenAtIsHardcoded) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, firstTwoRows("2"), firstTwoRows("4"));
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings.front().kind, "hardcoded_dim");
+  EXPECT_EQ(report.findings.front().source->line, 98);
+  EXPECT_FALSE(report.same);
+}
+
 TEST(CompileDiff, InputNamesComeFromTheSignature) {
   TraceFile trace;
   std::string sig4 = R"([{"name": "images", "shape": ["4", "16"], "dtype": "float32"}])";
