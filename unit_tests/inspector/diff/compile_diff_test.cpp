@@ -353,6 +353,77 @@ TEST(CompileDiff, OnlyABackwardsInputsAreLinedUpAsSavedValues) {
   EXPECT_TRUE(differs(report.findings));
 }
 
+// The gradient of a 2-row token-type table, as BERT's backward computes it: the static compile
+// saved the type ids expanded to the batch (`[2,8]` with strides `[0,1]`), the dynamic one saved
+// the `[1,8]` row and expands it here, reading it before the gradient (in another slot of the
+// same node). `viewOp` is the dynamic side's op on the saved row: `aten.expand`, or one that
+// computes (a real difference).
+std::string tokenTypeGradient(bool staticTrace, const std::string& viewOp = "aten.expand") {
+  std::string B = staticTrace ? "2" : "s0";
+  std::string text =
+      "graph @bw(" +
+      (staticTrace ? std::string("%g: f32[2,8,32], %ids: i64[2,8]<strides=[0,1]>")
+                   : std::string("%n: index<s0>, %row: i64[1,8], %g: f32[s0,8,32]")) +
+      ") -> (f32[2,32], f32[" + B + ",8,32]) {\n";
+  std::string ids = "%ids";
+  if (!staticTrace) {
+    text += "  %ids = " + viewOp + "(%row) {size=[s0, 8]} : i64[s0,8]<strides=[0,1]>  " +
+            "loc(\"model.py\":95 \"embeddings\")\n";
+  }
+  return text + "  %dw = aten.embedding_dense_backward(%g, " + ids +
+         ") {num_weights=2, padding_idx=-1, scale_grad_by_freq=false} : f32[2,32]  "
+         "loc(\"model.py\":96 \"embeddings\")\n"
+         "  %dg = aten.relu(%g) : f32[" +
+         B + ",8,32]  loc(\"model.py\":97 \"\")\n  return %dw, %dg\n}\n";
+}
+
+TEST(CompileDiff, AValueSavedExpandedInOneCompileAndExpandedInTheOtherIsOneNote) {
+  TraceFile trace;
+  DiffReport report = diffBackwards(trace, tokenTypeGradient(true), tokenTypeGradient(false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  const Finding& note = report.findings.front();
+  EXPECT_EQ(note.kind, "retraced_views");
+  EXPECT_NE(note.message.find("in B aten.expand x1"), std::string::npos) << note.message;
+  EXPECT_NE(note.message.find("1 taken in another form"), std::string::npos) << note.message;
+}
+
+TEST(CompileDiff, ASavedValueComputedOnInTheBackwardIsNotFolded) {
+  // The same saved row negated instead of expanded: a computation, not a view of what the
+  // other compile saved.
+  TraceFile trace;
+  DiffReport report =
+      diffBackwards(trace, tokenTypeGradient(true), tokenTypeGradient(false, "aten.neg"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+}
+
+// Attention's saved keys as the partitioner hands them over: the static compile saved the
+// permuted `[B,2,8,16]` (strides of a `[B,8,2,16]`), the dynamic one the `[B,8,2,16]` itself,
+// permuted in the backward.
+std::string savedKeys(bool staticTrace) {
+  std::string B = staticTrace ? "2" : "s0";
+  std::string permuted = "f32[" + B + ",2,8,16]<strides=[256,16,32,1]>";
+  std::string text = "graph @bw(%g: f32[" + B + ",2,8,8], " +
+                     (staticTrace ? "%k: " + permuted : "%n: index<s0>, %k0: f32[s0,8,2,16]") +
+                     ") -> (f32[" + B + ",2,8,16]) {\n";
+  if (!staticTrace)
+    text += "  %k = aten.permute(%k0) {dims=[0,2,1,3]} : " + permuted +
+            "  loc(\"model.py\":120 \"attn\")\n";
+  return text + "  %dq = aten.matmul(%g, %k) : f32[" + B +
+         ",2,8,16]  loc(\"model.py\":121 \"attn\")\n  return %dq\n}\n";
+}
+
+TEST(CompileDiff, ASavedPermutationOfRankFourIsLinedUp) {
+  TraceFile trace;
+  DiffReport report = diffBackwards(trace, savedKeys(true), savedKeys(false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+  EXPECT_NE(report.findings.front().message.find("aten.permute x1"), std::string::npos)
+      << report.findings.front().message;
+}
+
 TEST(CompileDiff, AReshapeToAnotherShapeIsNotViewOnly) {
   // A reshape to a hard-coded [2,64] in the dynamic compile only: not an identity, so the
   // compiles differ.
