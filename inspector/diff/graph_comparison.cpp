@@ -244,7 +244,18 @@ std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, 
     mergeRepeatedViews(*bypassedB.graph);
   }
   GraphComparison cmp = compareGraphs(*bypassedA.graph, *bypassedB.graph, names);
-  if (!cmp.inputsProblem.empty() || !cmp.differing.empty()) return std::nullopt;
+  std::unordered_set<const Node*> sizeOnlyA = sizeOnlyNodes(*bypassedA.graph),
+                                  sizeOnlyB = sizeOnlyNodes(*bypassedB.graph);
+  // A matched pair of nodes that compute from sizes alone differs in shapes wherever the static
+  // compile folded a larger part of that computation into one constant than the dynamic one
+  // (a mask folded whole at batch 2 is paired with a `[1,4]` piece of it): which node a folded
+  // constant pairs with says nothing, and the nodes that read it still have their shapes
+  // compared.
+  std::vector<std::pair<const Node*, const Node*>> sizeOnlyPairs;
+  for (auto [na, nb] : cmp.differing)
+    if (sizeOnlyA.count(na) && sizeOnlyB.count(nb)) sizeOnlyPairs.emplace_back(na, nb);
+  if (!cmp.inputsProblem.empty() || cmp.differing.size() != sizeOnlyPairs.size())
+    return std::nullopt;
   // The identity views and folded views the comparison as they are left unmatched (those in
   // both graphs are no difference); a folded view in one graph only is a saved value taken in
   // another form.
@@ -264,8 +275,8 @@ std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, 
   views.onlyInA.insert(views.onlyInA.end(), foldedA.begin(), foldedA.end());
   views.onlyInB.insert(views.onlyInB.end(), foldedB.begin(), foldedB.end());
   auto addUnmatched = [](const std::vector<const Node*>& unmatched, const BypassedViews& from,
+                         const std::unordered_set<const Node*>& sizeOnly,
                          std::vector<const Node*>& into) {
-    std::unordered_set<const Node*> sizeOnly = sizeOnlyNodes(*from.graph);
     for (const Node* node : unmatched) {
       auto original = from.original.find(node);
       bool computesNothing = isViewOnly(node) || sizeOnly.count(node) > 0;
@@ -275,8 +286,15 @@ std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, 
     }
     return true;
   };
-  if (!addUnmatched(cmp.matching.onlyInA, bypassedA, views.onlyInA) ||
-      !addUnmatched(cmp.matching.onlyInB, bypassedB, views.onlyInB))
+  std::vector<const Node*> pairedA, pairedB;
+  for (auto [na, nb] : sizeOnlyPairs) {
+    pairedA.push_back(na);
+    pairedB.push_back(nb);
+  }
+  if (!addUnmatched(cmp.matching.onlyInA, bypassedA, sizeOnlyA, views.onlyInA) ||
+      !addUnmatched(cmp.matching.onlyInB, bypassedB, sizeOnlyB, views.onlyInB) ||
+      !addUnmatched(pairedA, bypassedA, sizeOnlyA, views.onlyInA) ||
+      !addUnmatched(pairedB, bypassedB, sizeOnlyB, views.onlyInB))
     return std::nullopt;
   return views;
 }

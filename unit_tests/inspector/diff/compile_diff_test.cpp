@@ -281,6 +281,79 @@ TEST(CompileDiff, AConstantTheStaticCompileFoldedIsNotADivergence) {
   EXPECT_EQ(report.findings.front().pass, "constant-folding");
 }
 
+TEST(CompileDiff, SizeOnlyNodesFusedInTheDynamicCompileAreNoFusionDiff) {
+  // Positions 0..B-1 shifted by one: folded into a constant at batch 2; computed from s0 and,
+  // in the dynamic compile, fused into a group the static one has no counterpart of.
+  auto positions = [](const std::string& B, const std::string& stage) {
+    std::string text = "graph @g(%x: f32[" + B + "]) -> (f32[" + B + "]) {\n";
+    if (stage == "folded") {
+      text += "  %p = loupe.constant() {data=[-1.0, 0.0], dtype=f32, shape=[2]} : f32[2]  "
+              "loc(\"model.py\":90 \"\")\n";
+    } else {
+      text += "  %a = aten.arange() {end=" + B + "} : f32[" + B + "]  loc(\"model.py\":90 \"\")\n";
+      std::string sub =
+          "aten.sub.Scalar(%a) {other=1} : f32[" + B + "]  loc(\"model.py\":90 \"\")\n";
+      if (stage == "fused")
+        text += "  %p = loupe.fused(%a) {kind=\"pointwise\"} : f32[" + B + "] {\n    ^(%i: f32[" +
+                B + "]):\n      %q = " + sub.replace(sub.find("%a"), 2, "%i") +
+                "      yield %q\n  }\n";
+      else
+        text += "  %p = " + sub;
+    }
+    return text + "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[" + B +
+           "]  loc(\"model.py\":91 \"\")\n  return %r\n}\n";
+  };
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", positions("2", "computed")},
+                             {"constant-folding", positions("2", "folded")},
+                             {"pointwise-fusion", positions("2", "folded")}});
+  int64_t c = trace.compile({{"shape-propagation", positions("s0", "computed")},
+                             {"constant-folding", positions("s0", "computed")},
+                             {"pointwise-fusion", positions("s0", "fused")}},
+                            "0/1");
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.back().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+}
+
+// Positions repeated over the batch: folded whole into a `[2,4]` constant at batch 2, while
+// the dynamic compile folds only the `[1,4]` row and repeats it `s0` times. The two constants
+// pair up by their line. `width` is the sum's width in the dynamic compile.
+std::string repeatedPositions(bool staticTrace, const std::string& width = "4") {
+  if (staticTrace)
+    return "graph @g(%x: f32[2,4]) -> (f32[2,4]) {\n"
+           "  %p = loupe.constant() {data=[0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0], dtype=f32, "
+           "shape=[2, 4]} : f32[2,4]  loc(\"model.py\":100 \"\")\n"
+           "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[2,4]  loc(\"model.py\":101 \"\")\n"
+           "  return %r\n}\n";
+  return "graph @g(%x: f32[s0,4]) -> (f32[s0," + width +
+         "]) {\n"
+         "  %p0 = loupe.constant() {data=[0.0, 1.0, 2.0, 3.0], dtype=f32, shape=[1, 4]} : "
+         "f32[1,4]  loc(\"model.py\":100 \"\")\n"
+         "  %p = aten.repeat(%p0) {repeats=[s0, 1]} : f32[s0,4]  loc(\"model.py\":100 \"\")\n"
+         "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[s0," +
+         width + "]  loc(\"model.py\":101 \"\")\n  return %r\n}\n";
+}
+
+TEST(CompileDiff, ValuesFromSizesFoldedToOtherPiecesAreNoDivergence) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, repeatedPositions(true), repeatedPositions(false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.back().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+  EXPECT_NE(report.findings.front().message.find("aten.repeat x1"), std::string::npos)
+      << report.findings.front().message;
+}
+
+TEST(CompileDiff, WhatReadsValuesFromSizesStillHasItsShapesCompared) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, repeatedPositions(true), repeatedPositions(false, "8"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+}
+
 TEST(CompileDiff, ATransposeSavedInOneCompileOnlyIsViewOnly) {
   // The static compile computes the transpose for its extra output only; the dynamic one has
   // no such node at all.
