@@ -83,6 +83,11 @@ void detectFusionDiffs(const DiffInputs& in, std::vector<Finding>& findings) {
             fusionDecision(A, na) + ") and " + nodeName(nb) + " holds [" + memberOps(nb) +
             "] in B (" + fusionDecision(B, nb) + ")");
   }
+  // When the walk went past every pass without the graphs diverging, what one compile has and
+  // the other lacks differs in views only (viewDifference): a group there fuses nodes that
+  // compute from sizes alone, which the static compile folded into a constant (positions from
+  // a symbolic length), and no fusion decision differs.
+  if (!in.divergent && in.viewsOnly) return;
   for (const Node* na : cmp.matching.onlyInA)
     if (na->hasBody())
       add(na, nullptr,

@@ -132,8 +132,8 @@ void detectRetracedViews(const DiffInputs& in, std::vector<Finding>& findings) {
       FindingKind::RetracedViews, at.pass, nodes, std::nullopt,
       std::string(dynamic ? "re-traced with dynamic shapes; " : "re-traced; ") +
           "view-only differences after pass " + at.pass +
-          " (identity views, transposes, values computed from sizes alone: nothing computed "
-          "changes): in A " +
+          " (identity views, transposes, views of saved values, values computed from sizes "
+          "alone: nothing computed changes): in A " +
           onlyA + "; in B " + onlyB +
           (at.views->resaved ? "; the partitioner saved other values for the backward (" +
                                    std::to_string(at.views->resavedInputs) +

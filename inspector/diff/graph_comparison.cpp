@@ -74,6 +74,7 @@ struct BypassedViews {
   std::unique_ptr<Graph> graph;
   std::unordered_map<const Node*, const Node*> original; // copy's node -> the graph's
   std::vector<const Node*> identities;                   // the graph's bypassed nodes
+  std::vector<const Node*> folded; // the graph's views folded into saved values
 };
 
 BypassedViews bypassIdentityViews(const Graph& graph) {
@@ -84,6 +85,7 @@ BypassedViews bypassIdentityViews(const Graph& graph) {
   for (Node* node : to) {
     if (!isIdentityView(node)) continue;
     out.identities.push_back(out.original.at(node));
+    out.original.erase(node); // a node made later may take its address
     out.graph->replaceAllUsesWith(node->result(0), node->operand(0));
     out.graph->eraseNode(node);
   }
@@ -98,26 +100,61 @@ bool isSavedTranspose(const TensorType& type) {
          (*type.strides)[0] == SymExpr(1) && (*type.strides)[1] == type.shape[0];
 }
 
+// Folds a view of a saved value into the value where the backward reads that value through
+// the view alone: the partitioner saves either a view (a broadcast `expand`, a transpose or
+// permutation, handed over strided) or its base, viewed again in the backward, and chooses per
+// compile (a static compile saves the expanded `[2,8]<strides=[0,1]>`, the dynamic one the
+// `[1,8]` and expands it to `[s0,8]`). The saved value takes the view's type and the view goes.
+// A 2-D transpose is lined up the other way round (alignSavedInputs takes a saved one apart
+// into its value and an `aten.t`), so it is left as it is. The original graph's views go to
+// `folded`.
+void foldViewsOfSavedValues(BypassedViews& copy) {
+  static const std::set<std::string, std::less<>> kSavedViews = {
+      "aten.expand", "aten.transpose.int", "aten.permute"};
+  Graph& graph = *copy.graph;
+  std::vector<Node*> views;
+  for (size_t i = 0, n = graph.numInputs(); i < n; ++i) {
+    Value* saved = graph.input(i);
+    if (!saved->type().isTensor() || saved->isGraphOutput() || saved->users().size() != 1) continue;
+    Node* view = saved->users().front();
+    if (view->hasBody() || view->numResults() != 1 || !kSavedViews.count(view->op()) ||
+        view->operand(0) != saved || isSavedTranspose(view->result(0)->tensorType()))
+      continue;
+    saved->setType(view->result(0)->type());
+    graph.replaceAllUsesWith(view->result(0), saved);
+    views.push_back(view);
+  }
+  for (Node* view : views) {
+    copy.folded.push_back(copy.original.at(view));
+    copy.original.erase(view);
+    graph.eraseNode(view);
+  }
+}
+
 // Lines up the saved values of a backward graph with another compile's (aot_autograd's
 // partitioner chooses them per compile): a saved transpose becomes the dense value and an
 // `aten.t` of it, unused tensor inputs go, and the tensor inputs are put in the order the
 // graph first reads them, so two graphs that compute the same from other saved values have
 // the same inputs. Returns how many saved values it took in another form (transposed or unused).
 size_t alignSavedInputs(Graph& graph) {
+  // Where a value is first read: the node, then the operand slot (one node may read several
+  // saved values); the graph's outputs come after every node.
+  using Read = std::pair<size_t, size_t>;
+  const Read unread{SIZE_MAX, SIZE_MAX};
   std::vector<Node*> nodes = graph.nodes();
-  std::unordered_map<const Value*, size_t> firstRead;
+  std::unordered_map<const Value*, Read> firstRead;
   for (size_t n = 0; n < nodes.size(); ++n)
-    for (const Value* operand : nodes[n]->operands())
-      if (operand) firstRead.emplace(operand, n);
+    for (size_t slot = 0; slot < nodes[n]->numOperands(); ++slot)
+      if (const Value* operand = nodes[n]->operand(slot)) firstRead.emplace(operand, Read{n, slot});
   for (size_t o = 0; o < graph.outputs().size(); ++o)
-    firstRead.emplace(graph.outputs()[o], nodes.size() + o);
+    firstRead.emplace(graph.outputs()[o], Read{nodes.size(), o});
   std::vector<Value*> tensors;
   for (const auto& input : graph.inputs())
     if (input->type().isTensor()) tensors.push_back(input.get());
-  std::vector<size_t> positions(tensors.size());
+  std::vector<Read> positions(tensors.size());
   for (size_t k = 0; k < tensors.size(); ++k) {
     auto read = firstRead.find(tensors[k]);
-    positions[k] = read == firstRead.end() ? SIZE_MAX : read->second;
+    positions[k] = read == firstRead.end() ? unread : read->second;
   }
   std::vector<size_t> order(tensors.size());
   for (size_t k = 0; k < order.size(); ++k)
@@ -128,7 +165,7 @@ size_t alignSavedInputs(Graph& graph) {
   Node* first = nodes.empty() ? nullptr : nodes.front();
   for (size_t k = 0; k < order.size(); ++k) {
     Value* old = tensors[order[k]];
-    if (positions[order[k]] == SIZE_MAX) {
+    if (positions[order[k]] == unread) {
       ++changed;
       continue;
     }
@@ -197,31 +234,49 @@ std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, 
                                                const Graph& b,
                                                const std::vector<std::string>& names, bool align) {
   BypassedViews bypassedA = bypassIdentityViews(a), bypassedB = bypassIdentityViews(b);
-  size_t realigned = 0;
+  size_t alignedA = 0, alignedB = 0;
   if (align) {
-    realigned = std::max(alignSavedInputs(*bypassedA.graph), alignSavedInputs(*bypassedB.graph));
+    foldViewsOfSavedValues(bypassedA);
+    foldViewsOfSavedValues(bypassedB);
+    alignedA = alignSavedInputs(*bypassedA.graph);
+    alignedB = alignSavedInputs(*bypassedB.graph);
     mergeRepeatedViews(*bypassedA.graph);
     mergeRepeatedViews(*bypassedB.graph);
   }
   GraphComparison cmp = compareGraphs(*bypassedA.graph, *bypassedB.graph, names);
-
-  if (!cmp.inputsProblem.empty() || !cmp.differing.empty()) return std::nullopt;
-  // The identity views the comparison as they are left unmatched (those in both graphs are
-  // no difference).
-  auto unmatchedOf = [](const std::vector<const Node*>& identities,
+  std::unordered_set<const Node*> sizeOnlyA = sizeOnlyNodes(*bypassedA.graph),
+                                  sizeOnlyB = sizeOnlyNodes(*bypassedB.graph);
+  // A matched pair of nodes that compute from sizes alone differs in shapes wherever the static
+  // compile folded a larger part of that computation into one constant than the dynamic one
+  // (a mask folded whole at batch 2 is paired with a `[1,4]` piece of it): which node a folded
+  // constant pairs with says nothing, and the nodes that read it still have their shapes
+  // compared.
+  std::vector<std::pair<const Node*, const Node*>> sizeOnlyPairs;
+  for (auto [na, nb] : cmp.differing)
+    if (sizeOnlyA.count(na) && sizeOnlyB.count(nb)) sizeOnlyPairs.emplace_back(na, nb);
+  if (!cmp.inputsProblem.empty() || cmp.differing.size() != sizeOnlyPairs.size())
+    return std::nullopt;
+  // The identity views and folded views the comparison as they are left unmatched (those in
+  // both graphs are no difference); a folded view in one graph only is a saved value taken in
+  // another form.
+  auto unmatchedOf = [](const std::vector<const Node*>& removed,
                         const std::vector<const Node*>& unmatched) {
     std::vector<const Node*> out;
-    for (const Node* node : identities)
+    for (const Node* node : removed)
       if (std::find(unmatched.begin(), unmatched.end(), node) != unmatched.end())
         out.push_back(node);
     return out;
   };
+  std::vector<const Node*> foldedA = unmatchedOf(bypassedA.folded, original.matching.onlyInA);
+  std::vector<const Node*> foldedB = unmatchedOf(bypassedB.folded, original.matching.onlyInB);
   ViewDifference views{unmatchedOf(bypassedA.identities, original.matching.onlyInA),
                        unmatchedOf(bypassedB.identities, original.matching.onlyInB), align,
-                       realigned};
+                       std::max(alignedA + foldedA.size(), alignedB + foldedB.size())};
+  views.onlyInA.insert(views.onlyInA.end(), foldedA.begin(), foldedA.end());
+  views.onlyInB.insert(views.onlyInB.end(), foldedB.begin(), foldedB.end());
   auto addUnmatched = [](const std::vector<const Node*>& unmatched, const BypassedViews& from,
+                         const std::unordered_set<const Node*>& sizeOnly,
                          std::vector<const Node*>& into) {
-    std::unordered_set<const Node*> sizeOnly = sizeOnlyNodes(*from.graph);
     for (const Node* node : unmatched) {
       auto original = from.original.find(node);
       bool computesNothing = isViewOnly(node) || sizeOnly.count(node) > 0;
@@ -231,8 +286,15 @@ std::optional<ViewDifference> viewDifferenceOf(const GraphComparison& original, 
     }
     return true;
   };
-  if (!addUnmatched(cmp.matching.onlyInA, bypassedA, views.onlyInA) ||
-      !addUnmatched(cmp.matching.onlyInB, bypassedB, views.onlyInB))
+  std::vector<const Node*> pairedA, pairedB;
+  for (auto [na, nb] : sizeOnlyPairs) {
+    pairedA.push_back(na);
+    pairedB.push_back(nb);
+  }
+  if (!addUnmatched(cmp.matching.onlyInA, bypassedA, sizeOnlyA, views.onlyInA) ||
+      !addUnmatched(cmp.matching.onlyInB, bypassedB, sizeOnlyB, views.onlyInB) ||
+      !addUnmatched(pairedA, bypassedA, sizeOnlyA, views.onlyInA) ||
+      !addUnmatched(pairedB, bypassedB, sizeOnlyB, views.onlyInB))
     return std::nullopt;
   return views;
 }

@@ -47,23 +47,27 @@ bool isIdentityView(const Node* node);
 // that compute from sizes alone (a constant, an arange over a symbolic size), which a static
 // compile folds and a dynamic one computes.
 struct ViewDifference {
-  std::vector<const Node*> onlyInA, onlyInB; // nodes of the graphs compared, in graph order
+  std::vector<const Node*> onlyInA, onlyInB; // nodes of the graphs compared
   // Whether the graphs' saved values (a backward graph's inputs) had to be lined up, and how
-  // many of them one side took in another form (transposed or unused), the most of either.
+  // many of them one side took in another form (transposed, viewed in the backward or
+  // unused), the most of either.
   bool resaved = false;
   size_t resavedInputs = 0;
 };
 // The view-only difference of a and b, or none when they differ in more than views: compared
 // again with every identity view bypassed (its uses read its operand), they must be the same
-// up to shapes but for view-only or size-only nodes in one graph. A re-trace of one computation
-// (static then dynamic shapes) differs so. When they differ in more than views so and
-// `savedValues` (they are backward graphs, whose inputs are the values the forward saved), they
-// are compared again with their saved values lined up: a backward graph's tensor inputs in the
-// order it first reads them, unused ones dropped, and a saved transpose ([n,m] with strides
-// [1,n]) taken as the dense [m,n] and an `aten.t` of it, since aot_autograd's partitioner
-// chooses per compile whether it saves a value or its transpose, and in which order.
-// `original` is their comparison as they are: the identity views it left unmatched are the
-// ones listed.
+// up to shapes but for view-only or size-only nodes in one graph, and for matched pairs of
+// size-only nodes (the static compile folded more of a size-only computation into one constant).
+// A re-trace of one computation (static then dynamic shapes) differs so. When they differ in more
+// than views so and `savedValues` (they are backward graphs, whose inputs are the values the
+// forward saved), they are compared again with their saved values lined up: a saved value the
+// backward reads only through an expand, permute or transpose taken as that view's result (one
+// compile saves the expanded value, the other expands it in the backward), a backward graph's
+// tensor inputs in the order it first reads them, unused ones dropped, and a saved transpose ([n,m]
+// with strides [1,n]) taken as the dense [m,n] and an `aten.t` of it, since aot_autograd's
+// partitioner chooses per compile whether it saves a value or a view of it, and in which order.
+// `original` is their comparison as they are: the identity views and folded views it left
+// unmatched are the ones listed.
 std::optional<ViewDifference> viewDifference(const GraphComparison& original, const Graph& a,
                                              const Graph& b, const std::vector<std::string>& names,
                                              bool savedValues);

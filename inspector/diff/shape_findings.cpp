@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,15 +116,34 @@ bool hasConstantDim(const DimAbstraction& dims, const Value* a, const Value* b, 
   return false;
 }
 
+// Whether every dim of a node's result is a constant across the compiles while the node does
+// not take a part of its operand: then it reduced away whatever input dim its operands follow
+// (the gradient of a 2-row embedding table sums the batch into `[2,32]`), and a constant dim
+// is the size of something else, not one the input dim's place was taken by. A slice (`x[:2]`)
+// keeps its operand's elements: a constant there is how a hard-coded batch cuts the data.
+bool reducesEveryInputDim(const DimAbstraction& dims, const Node* a, const Node* b) {
+  static const std::set<std::string, std::less<>> kParts = {"aten.slice.Tensor", "aten.narrow",
+                                                            "aten.as_strided"};
+  if (kParts.count(a->op())) return false;
+  std::vector<SymExpr> da = dimsOf(a->result(0)), db = dimsOf(b->result(0));
+  for (size_t d = 0; d < da.size() && d < db.size(); ++d) {
+    auto e = dims.explain({da[d], db[d]});
+    if (!e || !e->constant()) return false;
+  }
+  return true;
+}
+
 // A dim that stays c in both compiles where c is, in one compile, the value of an input dim
 // that changes, while an operand follows that input dim, no operand has the constant c
-// itself (which would make c the operand's, e.g. a weight's, and not the node's doing) and no
-// other dim of the result is that input dim itself (then c did not take its place).
+// itself (which would make c the operand's, e.g. a weight's, and not the node's doing), no
+// other dim of the result is that input dim itself (then c did not take its place) and the
+// result is not a reduction of every input dim (reducesEveryInputDim).
 void addHardcodedDims(const DimAbstraction& dims, const NodeMatching& matching,
                       const std::string& pass, const Positions& positions,
                       std::vector<Finding>& findings) {
   for (auto [na, nb] : matching.pairs) {
     if (na->numResults() == 0 || nb->numResults() == 0) continue;
+    if (reducesEveryInputDim(dims, na, nb)) continue;
     std::vector<SymExpr> da = dimsOf(na->result(0)), db = dimsOf(nb->result(0));
     for (size_t d = 0; d < da.size() && d < db.size(); ++d) {
       auto e = dims.explain({da[d], db[d]});

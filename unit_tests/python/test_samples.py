@@ -1,7 +1,8 @@
 """The planted-bug samples (samples/planted/): each is run as a user would, and the differ's
 top finding must name the line marked PLANTED; the fault-injection sample must be bisected
-to the injected decision."""
+to the injected decision. The sample without a bug (samples/mlp.py) must come out clean."""
 
+import importlib.util
 import json
 import os
 import random
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "planted"
 
@@ -87,3 +89,37 @@ def test_bisect_names_a_randomly_injected_fault(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"culprit: decision {decision} of" in result.stdout, (decision, result.stdout)
     assert os.path.exists(trace)
+
+
+def sample_model(name: str):
+    """The model class a sample script defines, loaded from its file (samples/ is no package)."""
+    path = SAMPLES.parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"sample_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_the_mlp_sample_at_three_batches_has_no_warning(tmp_path, training):
+    # samples/mlp.py's block without a bug: its recompile for a dynamic batch differs in
+    # nothing the differ warns of, forward and backward.
+    torch.manual_seed(0)
+    model = sample_model("mlp").Mlp().train(training)
+    trace = tmp_path / "trace.db"
+    compiled = torch.compile(model, backend="loupe", options={"trace": str(trace)})
+    for batch in (2, 4, 8):
+        x = torch.randn(batch, 64, requires_grad=training)
+        with torch.set_grad_enabled(training):
+            y = compiled(x)
+        if training:
+            y.square().sum().backward()
+
+    diff = subprocess.run(["loupe", "diff", str(trace), "--json"], capture_output=True, text=True)
+    assert diff.returncode == 0, diff.stdout + diff.stderr
+    report = json.loads(diff.stdout)
+    assert report["diffs"], "the batch-4 compile should be a recompile of the batch-2 one"
+    kinds = {d["a"]["graph_kind"] for d in report["diffs"]}
+    assert kinds == ({"forward", "backward"} if training else {"inference"}), kinds
+    warnings = [f for d in report["diffs"] for f in d["findings"] if f["severity"] != "note"]
+    assert not warnings, warnings

@@ -281,6 +281,79 @@ TEST(CompileDiff, AConstantTheStaticCompileFoldedIsNotADivergence) {
   EXPECT_EQ(report.findings.front().pass, "constant-folding");
 }
 
+TEST(CompileDiff, SizeOnlyNodesFusedInTheDynamicCompileAreNoFusionDiff) {
+  // Positions 0..B-1 shifted by one: folded into a constant at batch 2; computed from s0 and,
+  // in the dynamic compile, fused into a group the static one has no counterpart of.
+  auto positions = [](const std::string& B, const std::string& stage) {
+    std::string text = "graph @g(%x: f32[" + B + "]) -> (f32[" + B + "]) {\n";
+    if (stage == "folded") {
+      text += "  %p = loupe.constant() {data=[-1.0, 0.0], dtype=f32, shape=[2]} : f32[2]  "
+              "loc(\"model.py\":90 \"\")\n";
+    } else {
+      text += "  %a = aten.arange() {end=" + B + "} : f32[" + B + "]  loc(\"model.py\":90 \"\")\n";
+      std::string sub =
+          "aten.sub.Scalar(%a) {other=1} : f32[" + B + "]  loc(\"model.py\":90 \"\")\n";
+      if (stage == "fused")
+        text += "  %p = loupe.fused(%a) {kind=\"pointwise\"} : f32[" + B + "] {\n    ^(%i: f32[" +
+                B + "]):\n      %q = " + sub.replace(sub.find("%a"), 2, "%i") +
+                "      yield %q\n  }\n";
+      else
+        text += "  %p = " + sub;
+    }
+    return text + "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[" + B +
+           "]  loc(\"model.py\":91 \"\")\n  return %r\n}\n";
+  };
+  TraceFile trace;
+  int64_t a = trace.compile({{"shape-propagation", positions("2", "computed")},
+                             {"constant-folding", positions("2", "folded")},
+                             {"pointwise-fusion", positions("2", "folded")}});
+  int64_t c = trace.compile({{"shape-propagation", positions("s0", "computed")},
+                             {"constant-folding", positions("s0", "computed")},
+                             {"pointwise-fusion", positions("s0", "fused")}},
+                            "0/1");
+  const TraceReader& reader = trace.reader();
+  DiffReport report = diffCompiles({&reader, a}, {&reader, c});
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.back().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+}
+
+// Positions repeated over the batch: folded whole into a `[2,4]` constant at batch 2, while
+// the dynamic compile folds only the `[1,4]` row and repeats it `s0` times. The two constants
+// pair up by their line. `width` is the sum's width in the dynamic compile.
+std::string repeatedPositions(bool staticTrace, const std::string& width = "4") {
+  if (staticTrace)
+    return "graph @g(%x: f32[2,4]) -> (f32[2,4]) {\n"
+           "  %p = loupe.constant() {data=[0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0], dtype=f32, "
+           "shape=[2, 4]} : f32[2,4]  loc(\"model.py\":100 \"\")\n"
+           "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[2,4]  loc(\"model.py\":101 \"\")\n"
+           "  return %r\n}\n";
+  return "graph @g(%x: f32[s0,4]) -> (f32[s0," + width +
+         "]) {\n"
+         "  %p0 = loupe.constant() {data=[0.0, 1.0, 2.0, 3.0], dtype=f32, shape=[1, 4]} : "
+         "f32[1,4]  loc(\"model.py\":100 \"\")\n"
+         "  %p = aten.repeat(%p0) {repeats=[s0, 1]} : f32[s0,4]  loc(\"model.py\":100 \"\")\n"
+         "  %r = aten.add.Tensor(%x, %p) {alpha=1} : f32[s0," +
+         width + "]  loc(\"model.py\":101 \"\")\n  return %r\n}\n";
+}
+
+TEST(CompileDiff, ValuesFromSizesFoldedToOtherPiecesAreNoDivergence) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, repeatedPositions(true), repeatedPositions(false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.back().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+  EXPECT_NE(report.findings.front().message.find("aten.repeat x1"), std::string::npos)
+      << report.findings.front().message;
+}
+
+TEST(CompileDiff, WhatReadsValuesFromSizesStillHasItsShapesCompared) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, repeatedPositions(true), repeatedPositions(false, "8"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+}
+
 TEST(CompileDiff, ATransposeSavedInOneCompileOnlyIsViewOnly) {
   // The static compile computes the transpose for its extra output only; the dynamic one has
   // no such node at all.
@@ -353,6 +426,77 @@ TEST(CompileDiff, OnlyABackwardsInputsAreLinedUpAsSavedValues) {
   EXPECT_TRUE(differs(report.findings));
 }
 
+// The gradient of a 2-row token-type table, as BERT's backward computes it: the static compile
+// saved the type ids expanded to the batch (`[2,8]` with strides `[0,1]`), the dynamic one saved
+// the `[1,8]` row and expands it here, reading it before the gradient (in another slot of the
+// same node). `viewOp` is the dynamic side's op on the saved row: `aten.expand`, or one that
+// computes (a real difference).
+std::string tokenTypeGradient(bool staticTrace, const std::string& viewOp = "aten.expand") {
+  std::string B = staticTrace ? "2" : "s0";
+  std::string text =
+      "graph @bw(" +
+      (staticTrace ? std::string("%g: f32[2,8,32], %ids: i64[2,8]<strides=[0,1]>")
+                   : std::string("%n: index<s0>, %row: i64[1,8], %g: f32[s0,8,32]")) +
+      ") -> (f32[2,32], f32[" + B + ",8,32]) {\n";
+  std::string ids = "%ids";
+  if (!staticTrace) {
+    text += "  %ids = " + viewOp + "(%row) {size=[s0, 8]} : i64[s0,8]<strides=[0,1]>  " +
+            "loc(\"model.py\":95 \"embeddings\")\n";
+  }
+  return text + "  %dw = aten.embedding_dense_backward(%g, " + ids +
+         ") {num_weights=2, padding_idx=-1, scale_grad_by_freq=false} : f32[2,32]  "
+         "loc(\"model.py\":96 \"embeddings\")\n"
+         "  %dg = aten.relu(%g) : f32[" +
+         B + ",8,32]  loc(\"model.py\":97 \"\")\n  return %dw, %dg\n}\n";
+}
+
+TEST(CompileDiff, AValueSavedExpandedInOneCompileAndExpandedInTheOtherIsOneNote) {
+  TraceFile trace;
+  DiffReport report = diffBackwards(trace, tokenTypeGradient(true), tokenTypeGradient(false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  const Finding& note = report.findings.front();
+  EXPECT_EQ(note.kind, "retraced_views");
+  EXPECT_NE(note.message.find("in B aten.expand x1"), std::string::npos) << note.message;
+  EXPECT_NE(note.message.find("1 taken in another form"), std::string::npos) << note.message;
+}
+
+TEST(CompileDiff, ASavedValueComputedOnInTheBackwardIsNotFolded) {
+  // The same saved row negated instead of expanded: a computation, not a view of what the
+  // other compile saved.
+  TraceFile trace;
+  DiffReport report =
+      diffBackwards(trace, tokenTypeGradient(true), tokenTypeGradient(false, "aten.neg"));
+  EXPECT_FALSE(report.same);
+  EXPECT_TRUE(differs(report.findings));
+}
+
+// Attention's saved keys as the partitioner hands them over: the static compile saved the
+// permuted `[B,2,8,16]` (strides of a `[B,8,2,16]`), the dynamic one the `[B,8,2,16]` itself,
+// permuted in the backward.
+std::string savedKeys(bool staticTrace) {
+  std::string B = staticTrace ? "2" : "s0";
+  std::string permuted = "f32[" + B + ",2,8,16]<strides=[256,16,32,1]>";
+  std::string text = "graph @bw(%g: f32[" + B + ",2,8,8], " +
+                     (staticTrace ? "%k: " + permuted : "%n: index<s0>, %k0: f32[s0,8,2,16]") +
+                     ") -> (f32[" + B + ",2,8,16]) {\n";
+  if (!staticTrace)
+    text += "  %k = aten.permute(%k0) {dims=[0,2,1,3]} : " + permuted +
+            "  loc(\"model.py\":120 \"attn\")\n";
+  return text + "  %dq = aten.matmul(%g, %k) : f32[" + B +
+         ",2,8,16]  loc(\"model.py\":121 \"attn\")\n  return %dq\n}\n";
+}
+
+TEST(CompileDiff, ASavedPermutationOfRankFourIsLinedUp) {
+  TraceFile trace;
+  DiffReport report = diffBackwards(trace, savedKeys(true), savedKeys(false));
+  EXPECT_TRUE(report.same);
+  ASSERT_EQ(report.findings.size(), 1u) << report.findings.front().message;
+  EXPECT_EQ(report.findings.front().kind, "retraced_views");
+  EXPECT_NE(report.findings.front().message.find("aten.permute x1"), std::string::npos)
+      << report.findings.front().message;
+}
+
 TEST(CompileDiff, AReshapeToAnotherShapeIsNotViewOnly) {
   // A reshape to a hard-coded [2,64] in the dynamic compile only: not an identity, so the
   // compiles differ.
@@ -406,6 +550,39 @@ TEST(CompileDiff, AConstantEqualToTheBatchBesideTheBatchIsNotHardcoded) {
   DiffReport report = diffTwo(trace, heads("2"), heads("4"));
   EXPECT_TRUE(report.same);
   EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
+}
+
+// The gradient of a 2-row embedding table (`num_weights=2`) sums the batch away: its 2 rows at
+// batch 2 are the table's, not the batch's. `x[:2]`, a slice, keeps two of the batch's rows.
+std::string embeddingGradient(const std::string& B) {
+  return "graph @bw(%g: f32[" + B + ",8,32], %ids: i64[" + B +
+         ",8]) -> (f32[2,32]) {\n"
+         "  %dw = aten.embedding_dense_backward(%g, %ids) {num_weights=2, padding_idx=-1, "
+         "scale_grad_by_freq=false} : f32[2,32]  loc(\"model.py\":96 \"embeddings\")\n"
+         "  return %dw\n}\n";
+}
+std::string firstTwoRows(const std::string& B) {
+  return "graph @g(%x: f32[" + B +
+         ",8]) -> (f32[2,8]) {\n"
+         "  %s = aten.slice.Tensor(%x) {dim=0, start=0, end=2, step=1} : f32[2,8]  "
+         "loc(\"model.py\":98 \"\")\n"
+         "  %r = aten.relu(%s) : f32[2,8]  loc(\"model.py\":99 \"\")\n  return %r\n}\n";
+}
+
+TEST(CompileDiff, AReductionToAConstantEqualToTheBatchIsNotHardcoded) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, embeddingGradient("2"), embeddingGradient("4"));
+  EXPECT_TRUE(report.same);
+  EXPECT_TRUE(report.findings.empty()) << report.findings.front().message;
+}
+
+TEST(CompileDiff, ASliceToTheBatchItWasWrittenAtIsHardcoded) {
+  TraceFile trace;
+  DiffReport report = diffTwo(trace, firstTwoRows("2"), firstTwoRows("4"));
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings.front().kind, "hardcoded_dim");
+  EXPECT_EQ(report.findings.front().source->line, 98);
+  EXPECT_FALSE(report.same);
 }
 
 TEST(CompileDiff, InputNamesComeFromTheSignature) {
