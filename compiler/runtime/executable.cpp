@@ -538,16 +538,16 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
   }
   KernelStats& stats = *step.stats;
   stats.calls++;
+  if (timed) { // the step's time, before the bookkeeping below
+    stats.timedCalls++;
+    stats.timedMs +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
   if (timed && step.kind == StepKind::Generated && options_.device)
     stats.launch = options_.device->describeLastLaunch(step.deviceKernel);
   if (timed && !options_.device &&
       (step.kind == StepKind::Generated || step.kind == StepKind::Library))
     stats.launch = cpuThreads_;
-  if (timed) {
-    stats.timedCalls++;
-    stats.timedMs +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  }
   stats.totalMs =
       stats.timedMs * double(stats.calls) / double(std::max<int64_t>(stats.timedCalls, 1));
   stats.scratchBytes = std::max(stats.scratchBytes, meter.spanPeakAbove(liveAtStart));
