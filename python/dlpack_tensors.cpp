@@ -77,6 +77,19 @@ Tensor borrowArray(const AnyArray& array, size_t position) {
                         std::move(strides), device);
 }
 
+Tensor keepArray(nb::handle object, size_t position) {
+  // The array keeps the embedder's tensor alive; it is released with the GIL held, from
+  // whichever thread drops the last Loupe tensor on it.
+  std::shared_ptr<AnyArray> kept(new AnyArray(nb::cast<AnyArray>(object)), [](AnyArray* array) {
+    if (!Py_IsInitialized()) return; // at exit, after the interpreter: torch frees it all
+    nb::gil_scoped_acquire gil;
+    delete array;
+  });
+  Tensor borrowed = borrowArray(*kept, position);
+  return Tensor::borrow(borrowed.data(), borrowed.dtype(), borrowed.shape(), borrowed.strides(),
+                        borrowed.device(), std::move(kept));
+}
+
 // A torch tensor over a Loupe tensor's memory; it keeps a copy of the Loupe tensor, and so its
 // storage when the tensor owns it. For borrowed memory (the fallback's arguments, valid during
 // the callback) the caller guarantees the memory outlives every use of the result.

@@ -21,6 +21,10 @@ using AnyArray = nb::ndarray<>; // on the host or a CUDA device
 // `position` names the input in the error for a dtype Loupe does not support.
 Tensor borrowArray(const AnyArray& array, size_t position);
 
+// The same over a torch tensor (or its DLPack capsule) that the Loupe tensor keeps alive: a
+// fallback's result, used where torch put it.
+Tensor keepArray(nb::handle object, size_t position);
+
 // A torch tensor over a Loupe tensor's memory; it keeps a copy of the Loupe tensor, and so its
 // storage when the tensor owns it. For borrowed memory (the fallback's arguments, valid during
 // the callback) the caller guarantees the memory outlives every use of the result.

@@ -19,7 +19,12 @@ FallbackFn toFallbackFn(PythonFallback fallback) {
     nb::dict symbols;
     for (const auto& [name, value] : bindings)
       symbols[nb::str(name.c_str())] = value;
-    fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out, symbols);
+    nb::object results =
+        fallback(node.numResults() ? node.result()->name() : "", node.op(), in, out, symbols);
+    if (results.is_none()) return;
+    nb::list list = nb::cast<nb::list>(results);
+    for (size_t r = 0; r < outputs.size() && r < list.size(); ++r)
+      if (!list[r].is_none()) outputs[r] = keepArray(list[r], r);
   };
 }
 

@@ -45,8 +45,10 @@ namespace loupe {
 class AllocationMeter;
 
 // Executes a node Loupe has no implementation for. `outputs` arrive allocated with the node's
-// result shapes and dtypes; the callback fills them (or replaces them with tensors of the same
-// shapes and dtypes, which are then copied in). `bindings` are the run's symbol values: an
+// result shapes and dtypes; the callback fills them, or replaces them with tensors of its own
+// (which must not share memory with the inputs or each other): one of the same shape, dtype and
+// device is then the step's result as it is, without a copy (an aten op's result, kept alive by
+// the tensor), any other is copied in. `bindings` are the run's symbol values: an
 // attribute of the node may be symbolic (torch.roll's shift of s0//2 under dynamic shapes), and
 // the callback evaluates it with them.
 using FallbackFn =

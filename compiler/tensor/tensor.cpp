@@ -86,7 +86,7 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
 }
 
 Tensor Tensor::borrow(void* data, DType dtype, std::vector<int64_t> shape,
-                      std::vector<int64_t> strides, Device device) {
+                      std::vector<int64_t> strides, Device device, std::shared_ptr<void> owner) {
   Tensor t;
   t.dtype_ = dtype;
   t.device_ = device;
@@ -100,7 +100,8 @@ Tensor Tensor::borrow(void* data, DType dtype, std::vector<int64_t> shape,
       throw Error("runtime", "cannot borrow " + t.describe() + " from a null data pointer");
     data = &emptyPlaceholder;
   }
-  t.storage_ = std::shared_ptr<void>(data, [](void*) {});
+  t.storage_ = owner ? std::shared_ptr<void>(std::move(owner), data)
+                     : std::shared_ptr<void>(data, [](void*) {});
   return t;
 }
 

@@ -21,9 +21,11 @@ public:
 
   static Tensor empty(DType dtype, std::vector<int64_t> shape);
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
-  // Borrowed memory: the caller keeps `data` alive for the tensor's lifetime.
+  // Borrowed memory: the caller keeps `data` alive for the tensor's lifetime, or hands an
+  // `owner` that does (an embedder's tensor, released when the last copy of this one goes).
   static Tensor borrow(void* data, DType dtype, std::vector<int64_t> shape,
-                       std::vector<int64_t> strides = {}, Device device = {});
+                       std::vector<int64_t> strides = {}, Device device = {},
+                       std::shared_ptr<void> owner = nullptr);
   // Memory someone else allocated (a device allocator): `storage` points at element 0 and keeps
   // the memory alive; contiguous strides.
   static Tensor adopt(std::shared_ptr<void> storage, Device device, DType dtype,

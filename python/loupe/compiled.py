@@ -48,11 +48,11 @@ def fallback_for(lir: LirGraph) -> Callable:
     """The runtime's callback for the graph's opaque nodes. It closes over the conversion's
     side table only, never over the compiled graph that holds it."""
 
-    def fallback(name: str, op: str, inputs: list, outputs: list, symbols: dict) -> None:
+    def fallback(name: str, op: str, inputs: list, outputs: list, symbols: dict) -> list:
         call = lir.fallbacks.get(name)
         if call is None:
             raise RuntimeError(f"loupe: no fallback recorded for node %{name} ({op})")
-        run_fallback(call, inputs, outputs, symbols)
+        return run_fallback(call, inputs, outputs, symbols)
 
     return fallback
 

@@ -822,9 +822,11 @@ def symbolic_outputs(lir: LirGraph, inputs: list) -> dict[Any, int]:
     return bindings
 
 
-def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[str, int]) -> None:
-    """Runs an opaque node's aten op on the runtime's tensors and writes its outputs; `symbols`
-    are the run's symbol values by name, for the op's symbolic int arguments."""
+def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[str, int]) -> list:
+    """Runs an opaque node's aten op on the runtime's tensors; `symbols` are the run's symbol
+    values by name, for the op's symbolic int arguments. Returns, per output, the op's result as
+    a DLPack capsule when the runtime can take it as it is (its own memory, the output's shape,
+    dtype and device: no copy), else None after copying it into the output."""
 
     def fill(value):
         if isinstance(value, Slot):
@@ -838,8 +840,20 @@ def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[
     result = call.target(*args, **kwargs)
     results = result if isinstance(result, (list, tuple)) else [result]
     results = [value for value in results if not _is_scalar_result(value)]  # as converted
+    taken = []
     for out, value in zip(outputs, results):
         if value is None:  # a result the call was not asked for (output_mask): never read
             out.zero_()
+            taken.append(None)
+        elif (
+            value.dtype == out.dtype
+            and value.shape == out.shape
+            and value.device == out.device
+            and not value._is_view()
+            and all(value is not given for given in inputs)
+        ):
+            taken.append(torch._C._to_dlpack(value))
         else:
             out.copy_(value)
+            taken.append(None)
+    return taken

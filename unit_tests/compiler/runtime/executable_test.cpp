@@ -319,7 +319,7 @@ TEST(Executable, UnregisteredOpsGoThroughTheFallback) {
   options.fallback = [](const Node& node, const std::vector<const Tensor*>& inputs,
                         std::vector<Tensor>& outputs, const SymbolBindings&) {
     ASSERT_EQ(node.op(), "mylib.triple");
-    Tensor result = Tensor::empty(DType::F32, {4}); // a fresh tensor is copied in
+    Tensor result = Tensor::empty(DType::F32, {4}); // a fresh tensor: the step's result
     for (int64_t i = 0; i < 4; ++i)
       result.set(i, 3 * inputs[0]->at(i));
     outputs[0] = result;
@@ -327,6 +327,36 @@ TEST(Executable, UnregisteredOpsGoThroughTheFallback) {
   std::vector<Tensor> out = Executable(graph, Plan{}, options).run({input});
   for (int64_t i = 0; i < 4; ++i)
     EXPECT_FLOAT_EQ(out[0].at(i), -3 * input.at(i));
+}
+
+TEST(Executable, AFallbacksOwnResultIsUsedWhereItLiesAndAnotherDtypeIsCopiedIn) {
+  Graph graph("custom");
+  Value* x = graph.addInput(tensorType(DType::F32, {4}), "x");
+  Node* custom = graph.createNode("mylib.triple", {x}, {tensorType(DType::F32, {4})});
+  Node* wide = graph.createNode("mylib.double", {x}, {tensorType(DType::F32, {4})});
+  GraphBuilder builder(graph, nullptr);
+  graph.setOutputs({custom->result(), builder.op("aten.neg", {custom->result()}), wide->result()});
+  void* made = nullptr;
+  ExecutableOptions options = testOptions();
+  options.fallback = [&made](const Node& node, const std::vector<const Tensor*>& inputs,
+                             std::vector<Tensor>& outputs, const SymbolBindings&) {
+    bool triple = node.op() == "mylib.triple";
+    // The triple's result in the output's dtype, the double's in f64 (not the node's dtype).
+    Tensor result = Tensor::empty(triple ? DType::F32 : DType::F64, {4});
+    for (int64_t i = 0; i < 4; ++i)
+      result.set(i, (triple ? 3 : 2) * inputs[0]->at(i));
+    if (triple) made = result.data();
+    outputs[0] = result;
+  };
+  Tensor input = randomTensor(DType::F32, {4}, 8);
+  std::vector<Tensor> out = Executable(graph, Plan{}, options).run({input});
+  EXPECT_EQ(out[0].data(), made); // no copy: the fallback's tensor is the graph's output
+  EXPECT_EQ(out[2].dtype(), DType::F32);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(out[0].at(i), 3 * input.at(i));
+    EXPECT_FLOAT_EQ(out[1].at(i), -3 * input.at(i));
+    EXPECT_FLOAT_EQ(out[2].at(i), static_cast<float>(2 * double(input.at(i))));
+  }
 }
 
 TEST(Executable, GroupedStridedConvolutionFromTheLibraryMatchesTheReference) {
