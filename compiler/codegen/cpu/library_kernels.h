@@ -33,6 +33,10 @@ inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
   return findCpuLibraryKernel(node, whyNot).has_value();
 }
 
+// Whether this build has oneDNN, which 2-D f32 convolution and its backward run through
+// (library/onednn_convolution.h); without it they are im2col+gemm.
+bool cpuLibraryHasOneDnn();
+
 // How many threads library kernels may use from now on (the OpenMP threads a BLAS product is
 // split across, library/parallel_gemm.h); 0 leaves the setting as it is. An embedder passes its
 // own setting (torch.get_num_threads()) so that Loupe's gemms do not wake threads the caller did
