@@ -6,15 +6,14 @@
 // was not taken: its workspace is not torch's indices (docs/cpu-codegen.md, "Library kernels").
 #pragma once
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "compiler/codegen/cpu/library/convolution_geometry.h"
-#include "compiler/codegen/cpu/library/parallel_gemm.h"
+#include "compiler/codegen/cpu/library/parallel_ranges.h"
+#include "compiler/codegen/cpu/library/vector_clones.h"
 #include "compiler/ir/attribute.h"
 #include "compiler/tensor/tensor.h"
 
@@ -56,32 +55,11 @@ inline int64_t firstInside(int64_t start, int64_t dilation) {
   return start >= 0 ? start : start + (-start + dilation - 1) / dilation * dilation;
 }
 
-// Runs body(first, last) over [0, count) split into one contiguous range per library thread
-// (gemmThreads()), when there is enough work (`cost` is per item, in elements touched) to pay for
-// waking them.
-template <typename Body>
-void parallelRanges(int64_t count, int64_t cost, Body body) {
-  constexpr int64_t kMinParallelWork = 1 << 15;
-  int threads = count * cost >= kMinParallelWork ? gemmThreads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
-  for (int part = 0; part < threads; ++part)
-    body(count * part / threads, count * (part + 1) / threads);
-}
-
-// The forward's loop is compiled twice where GCC can pick at load time (function multiversioning):
-// for x86-64-v3 (AVX2, FMA), whose strided loads and blends run the 2x2 and 3x3 windows 4 to 6x
-// faster than the SSE2 baseline, and for the baseline. x86-64-v4 (AVX-512) was slower than v3 in
-// the same measurement (docs/cpu-codegen.md, "Library kernels").
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define LOUPE_POOL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define LOUPE_POOL_CLONES
-#endif
-
-// Output rows [firstRow, lastRow) of every plane's rows in order.
+// Output rows [firstRow, lastRow) of every plane's rows in order; AVX2 where the machine has it
+// (vector_clones.h).
 template <typename T>
-LOUPE_POOL_CLONES void maxPoolRows(const PoolGeometry& g, const T* input, T* out, int64_t* indices,
-                                   int64_t firstRow, int64_t lastRow) {
+LOUPE_VECTOR_CLONES void maxPoolRows(const PoolGeometry& g, const T* input, T* out,
+                                     int64_t* indices, int64_t firstRow, int64_t lastRow) {
   int64_t sh = g.stride[0], sw = g.stride[1];
   for (int64_t row = firstRow; row < lastRow; ++row) {
     int64_t plane = row / g.outH, oh = row % g.outH;
@@ -120,8 +98,9 @@ void maxPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
                std::vector<Tensor>& outputs) {
   Tensor x = inputs[0]->contiguous();
   PoolGeometry g(x, outputs[0], attrs);
-  parallelRanges(g.planes * g.outH, g.outW * g.kernel[0] * g.kernel[1],
-                 [&](int64_t first, int64_t last) {
+  int64_t rows = g.planes * g.outH;
+  parallelRanges(parallelParts(rows, g.outW * g.kernel[0] * g.kernel[1]), rows,
+                 [&](int, int64_t first, int64_t last) {
                    maxPoolRows<T>(g, x.dataAs<T>(), outputs[0].dataAs<T>(),
                                   outputs[1].dataAs<int64_t>(), first, last);
                  });
@@ -138,12 +117,13 @@ void maxPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   const T* grad = gradOut.dataAs<T>();
   const auto* index = indices.dataAs<int64_t>();
   int64_t pooled = g.outH * g.outW, plane = g.inH * g.inW;
-  parallelRanges(g.planes, plane + pooled, [&](int64_t first, int64_t last) {
-    std::fill(gradIn + first * plane, gradIn + last * plane, T(0));
-    for (int64_t p = first; p < last; ++p)
-      for (int64_t o = p * pooled; o < (p + 1) * pooled; ++o)
-        gradIn[p * plane + index[o]] += grad[o];
-  });
+  parallelRanges(parallelParts(g.planes, plane + pooled), g.planes,
+                 [&](int, int64_t first, int64_t last) {
+                   std::fill(gradIn + first * plane, gradIn + last * plane, T(0));
+                   for (int64_t p = first; p < last; ++p)
+                     for (int64_t o = p * pooled; o < (p + 1) * pooled; ++o)
+                       gradIn[p * plane + index[o]] += grad[o];
+                 });
 }
 
 } // namespace loupe::library
