@@ -119,10 +119,13 @@ void maxPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   int64_t pooled = g.outH * g.outW, plane = g.inH * g.inW;
   parallelRanges(parallelParts(g.planes, plane + pooled), g.planes,
                  [&](int, int64_t first, int64_t last) {
-                   std::fill(gradIn + first * plane, gradIn + last * plane, T(0));
-                   for (int64_t p = first; p < last; ++p)
+                   // Each plane is zeroed just before its scatter, while it is in cache.
+                   for (int64_t p = first; p < last; ++p) {
+                     T* planeGrad = gradIn + p * plane;
+                     std::fill(planeGrad, planeGrad + plane, T(0));
                      for (int64_t o = p * pooled; o < (p + 1) * pooled; ++o)
-                       gradIn[p * plane + index[o]] += grad[o];
+                       planeGrad[index[o]] += grad[o];
+                   }
                  });
 }
 

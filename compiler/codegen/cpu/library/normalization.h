@@ -159,6 +159,9 @@ LOUPE_VECTOR_CLONES void layerNormBackwardRows(const T* g, const T* x, const T* 
     const T* in = x + r * width;
     T rowMean = mean[r], rowRstd = rstd[r];
     double sumG = 0, sumGX = 0;
+    // A vector reduction (lanes summed at the end) rather than one chain of dependent adds,
+    // which kept this loop scalar.
+#pragma omp simd reduction(+ : sumG, sumGX)
     for (int64_t j = 0; j < width; ++j) {
       xhat[j] = (in[j] - rowMean) * rowRstd;
       double gw = static_cast<double>(grad[j]) * weight[j];

@@ -1,6 +1,6 @@
 // 2-D f32 convolution and its backward through oneDNN (Debian's libdnnl-dev, 2.x): torch's own
-// CPU convolution path, with the same layouts torch's eager path (ideep) picks: the operands
-// reordered into the blocked layouts the primitive prefers, the result reordered back to NCHW.
+// CPU convolution path: the forward in the blocked layouts torch's runs in, the backward in the
+// layouts oneDNN prefers; the operands reordered into them, the results back to NCHW.
 // Built only where CMake finds oneDNN (LOUPE_HAVE_ONEDNN); library_kernels.cpp falls back to
 // im2col_convolution.h otherwise and for f64, which oneDNN does not compute.
 //
