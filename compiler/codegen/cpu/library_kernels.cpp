@@ -1,10 +1,7 @@
 #include "compiler/codegen/cpu/library_kernels.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <functional>
-#include <limits>
 #include <type_traits>
 
 #include <omp.h>
@@ -45,14 +42,23 @@ Tensor batchItem(const Tensor& t, int64_t i) {
 // of matrices, or several: each product then runs whole on its thread (a gemm inside a parallel
 // region is not split again), which beats splitting every small product across the threads.
 // Otherwise each product is split (library/parallel_gemm.h).
+// An operand whose matrices BLAS cannot read in place (every matrix has the same strides) is
+// packed once, on the calling thread, where the call's memory meter counts it, rather than
+// matrix by matrix on the threads.
+Tensor blasReadable(const Tensor& batched) {
+  if (batched.size(0) == 0 || !asBlasMatrix(batchItem(batched, 0)).packed.defined()) return batched;
+  return batched.contiguous();
+}
+
 template <typename T>
 void bmm(const std::vector<const Tensor*>& inputs, const AttrMap&, std::vector<Tensor>& outputs) {
+  Tensor a = blasReadable(*inputs[0]), b = blasReadable(*inputs[1]);
   int64_t batch = outputs[0].size(0);
   int threads = gemmThreads();
   bool overBatch = threads > 1 && (batch % threads == 0 || batch >= 4 * threads);
 #pragma omp parallel for num_threads(threads) schedule(static) if (overBatch)
   for (int64_t i = 0; i < batch; ++i)
-    matmul<T>(batchItem(*inputs[0], i), batchItem(*inputs[1], i), batchItem(outputs[0], i));
+    matmul<T>(batchItem(a, i), batchItem(b, i), batchItem(outputs[0], i));
 }
 
 // Convolution runs through oneDNN where the build has it and it computes the dtype (f32; it has

@@ -1,6 +1,6 @@
 // aten.bmm's library kernel against the float64 reference at each library thread count, for
 // batches that are split across the threads (a multiple of them, or many) and batches that are
-// not (each product split instead), with a transposed operand.
+// not (each product split instead), with a transposed operand and one that must be packed.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,7 +24,9 @@ protected:
 TEST_P(BatchedMatmulLibraryKernel, MatchesTheReference) {
   const auto& [batch, threads, dtype] = GetParam();
   setCpuLibraryThreads(threads);
-  std::vector<Tensor> inputs = {randomTensor(dtype, {batch, 37, 24}, 1),
+  // The first operand's matrices are neither row- nor column-major (the batch is innermost in
+  // memory), so they are packed; the second's are transposed, which BLAS reads in place.
+  std::vector<Tensor> inputs = {permutedRandom(dtype, {batch, 37, 24}, {1, 2, 0}, 1),
                                 transposedRandom(dtype, {batch, 24, 40}, 2)};
   auto graph = singleOp("aten.bmm", typesOf(inputs), AttrMap());
   KernelStats stats = runLibraryKernel(*graph, "aten.bmm", inputs);
