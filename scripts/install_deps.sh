@@ -9,6 +9,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev      # JSON in traces and CLI output
   libcli11-dev            # CLI parsing
   libopenblas-dev         # matmul / convolution kernels
+  libdnnl-dev             # convolution kernels (oneDNN; optional: without it, im2col + BLAS)
   libgtest-dev            # unit tests
   llvm-14-tools           # FileCheck for lit tests
   clang-format            # formatting check

@@ -1,11 +1,13 @@
 // Hand-written CPU kernels, most backed by BLAS: aten.mm and aten.bmm as one gemm per matrix,
-// 2-D aten.convolution as im2col followed by a gemm per image and group and its backward as
-// gemms over the same columns; scaled dot-product attention and its backward as blocked gemms
-// per (batch, head) (library/attention.h); the batch norm forms' forward, the batch and layer
-// norm backward (library/normalization.h), embedding and its weight gradient
-// (library/embedding.h) and 2-D max pooling (and its backward) in the input's precision;
-// aten.clone and aten.cat as copies in any dtype. Inputs may be strided views (transposed
-// operands go to BLAS as transposes, anything else is packed first).
+// 2-D aten.convolution and its backward through oneDNN in f32 where the build has it
+// (library/onednn_convolution.h), else as im2col and gemms (library/im2col_convolution.h);
+// scaled dot-product attention and its backward as blocked gemms per (batch, head)
+// (library/attention.h); the batch norm forms' forward, the batch and layer norm backward
+// (library/normalization.h), embedding and its weight gradient (library/embedding.h) and 2-D max
+// pooling and its backward (library/max_pool.h) in the input's precision; aten.clone and aten.cat
+// as copies in any dtype. Inputs may be strided views (transposed operands go to BLAS as
+// transposes, anything else is packed first). docs/cpu-codegen.md, "Library kernels", says why
+// each kernel is the one it is.
 #pragma once
 
 #include <optional>
@@ -32,6 +34,10 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
 inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
   return findCpuLibraryKernel(node, whyNot).has_value();
 }
+
+// Whether this build has oneDNN, which 2-D f32 convolution and its backward run through
+// (library/onednn_convolution.h); without it they are im2col+gemm.
+bool cpuLibraryHasOneDnn();
 
 // How many threads library kernels may use from now on (the OpenMP threads a BLAS product is
 // split across, library/parallel_gemm.h); 0 leaves the setting as it is. An embedder passes its

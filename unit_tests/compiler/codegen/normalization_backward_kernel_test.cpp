@@ -105,7 +105,10 @@ INSTANTIATE_TEST_SUITE_P(
         LayerNormBackwardCase{"last_dim_f64", DType::F64, {3, 5, 7}, 1, {true, true, true}},
         LayerNormBackwardCase{"two_dims_f32", DType::F32, {4, 5, 9}, 2, {true, true, true}},
         LayerNormBackwardCase{"affine_only_f64", DType::F64, {6, 11}, 1, {false, true, true}},
-        LayerNormBackwardCase{"input_only_f32", DType::F32, {6, 11}, 1, {true, false, false}}),
+        LayerNormBackwardCase{"input_only_f32", DType::F32, {6, 11}, 1, {true, false, false}},
+        // Enough rows to be split across the library's threads, each summing its own rows.
+        LayerNormBackwardCase{"threaded_f32", DType::F32, {67, 509}, 1, {true, true, true}},
+        LayerNormBackwardCase{"threaded_f64", DType::F64, {3, 37, 311}, 1, {true, true, true}}),
     [](const auto& info) { return info.param.name; });
 
 } // namespace

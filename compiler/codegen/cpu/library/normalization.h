@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "compiler/codegen/cpu/library/parallel_ranges.h"
+#include "compiler/codegen/cpu/library/vector_clones.h"
 #include "compiler/ir/attribute.h"
 #include "compiler/tensor/tensor.h"
 
@@ -142,8 +144,45 @@ void batchNormBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   }
 }
 
+// Rows [first, last) of the layer norm backward: their grad_input (when `gradInput` is not
+// null), and their sums of the weight's and bias's gradients added into gradW and gradB. AVX2
+// where the machine has it (vector_clones.h).
+template <typename T>
+LOUPE_VECTOR_CLONES void layerNormBackwardRows(const T* g, const T* x, const T* mean, const T* rstd,
+                                               const T* weight, int64_t width, int64_t first,
+                                               int64_t last, T* gradInput, double* gradW,
+                                               double* gradB) {
+  std::vector<T> xhat(static_cast<size_t>(width));
+  auto n = static_cast<double>(width);
+  for (int64_t r = first; r < last; ++r) {
+    const T* grad = g + r * width;
+    const T* in = x + r * width;
+    T rowMean = mean[r], rowRstd = rstd[r];
+    double sumG = 0, sumGX = 0;
+    // A vector reduction (lanes summed at the end) rather than one chain of dependent adds,
+    // which kept this loop scalar.
+#pragma omp simd reduction(+ : sumG, sumGX)
+    for (int64_t j = 0; j < width; ++j) {
+      xhat[j] = (in[j] - rowMean) * rowRstd;
+      double gw = static_cast<double>(grad[j]) * weight[j];
+      sumG += gw;
+      sumGX += gw * xhat[j];
+      gradW[j] += static_cast<double>(grad[j]) * xhat[j];
+      gradB[j] += grad[j];
+    }
+    if (!gradInput) continue;
+    // grad_input = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
+    auto meanG = static_cast<T>(sumG / n), meanGX = static_cast<T>(sumGX / n);
+    T* gradIn = gradInput + r * width;
+    for (int64_t j = 0; j < width; ++j)
+      gradIn[j] = (grad[j] * weight[j] - meanG - xhat[j] * meanGX) * rowRstd;
+  }
+}
+
 // Operands: grad_out, input, mean, rstd, weight?, bias?; rows are the leading dims, the
 // normalized_shape dims one row's width. Results: grad_input, grad_weight, grad_bias.
+// Rows split across the library threads, each summing the weight's and bias's gradients over its
+// own rows; the threads' sums are added in thread order.
 template <typename T>
 void layerNormBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
                        std::vector<Tensor>& outputs) {
@@ -155,39 +194,25 @@ void layerNormBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   int64_t rows = width == 0 ? 0 : x.numel() / width;
   BoolList mask = attrs.getBools("output_mask");
   std::vector<T> weight = packedOr<T>(inputs, 4, width, T(1));
-  std::vector<double> gradW(static_cast<size_t>(width), 0.0), gradB(gradW.size(), 0.0);
-  std::vector<T> xhat(gradW.size());
   zeroMasked(outputs, mask);
-  auto n = static_cast<double>(width);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* grad = g.dataAs<T>() + r * width;
-    const T* in = x.dataAs<T>() + r * width;
-    T rowMean = mean.dataAs<T>()[r], rowRstd = rstd.dataAs<T>()[r];
-    double sumG = 0, sumGX = 0;
-    for (int64_t j = 0; j < width; ++j) {
-      auto jj = static_cast<size_t>(j);
-      xhat[jj] = (in[j] - rowMean) * rowRstd;
-      double gw = static_cast<double>(grad[j]) * weight[jj];
-      sumG += gw;
-      sumGX += gw * xhat[jj];
-      gradW[jj] += static_cast<double>(grad[j]) * xhat[jj];
-      gradB[jj] += grad[j];
-    }
-    if (!mask[0]) continue;
-    // grad_input = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
-    auto meanG = static_cast<T>(sumG / n), meanGX = static_cast<T>(sumGX / n);
-    T* gradIn = outputs[0].dataAs<T>() + r * width;
-    for (int64_t j = 0; j < width; ++j) {
-      auto jj = static_cast<size_t>(j);
-      gradIn[j] = (grad[j] * weight[jj] - meanG - xhat[jj] * meanGX) * rowRstd;
-    }
-  }
-  for (size_t i = 1; i <= 2; ++i)
+  int parts = parallelParts(rows, width);
+  // Per part: the weight's gradient sums, then the bias's.
+  std::vector<double> sums(static_cast<size_t>(parts * 2 * width), 0.0);
+  parallelRanges(parts, rows, [&](int part, int64_t first, int64_t last) {
+    double* partSums = sums.data() + part * 2 * width;
+    layerNormBackwardRows<T>(
+        g.dataAs<T>(), x.dataAs<T>(), mean.dataAs<T>(), rstd.dataAs<T>(), weight.data(), width,
+        first, last, mask[0] ? outputs[0].dataAs<T>() : nullptr, partSums, partSums + width);
+  });
+  for (int64_t i = 1; i <= 2; ++i)
     if (mask[i]) {
-      const std::vector<double>& sums = i == 1 ? gradW : gradB;
       T* out = outputs[i].dataAs<T>();
-      for (size_t j = 0; j < sums.size(); ++j)
-        out[j] = static_cast<T>(sums[j]);
+      for (int64_t j = 0; j < width; ++j) {
+        double sum = 0;
+        for (int part = 0; part < parts; ++part)
+          sum += sums[(part * 2 + i - 1) * width + j];
+        out[j] = static_cast<T>(sum);
+      }
     }
 }
 

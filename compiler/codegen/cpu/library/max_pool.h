@@ -1,0 +1,132 @@
+// 2-D max pooling with indices, and its backward, over the last two dims with every leading dim
+// flattened into planes; indices are the flat h * W + w position in the plane, as torch's. The
+// forward walks each output row once per window tap, over the whole run of outputs whose tap
+// lies inside the input, so the inner loop is a branch-free select the compiler vectorises
+// (for AVX2 where the machine has it); rows are split across the library threads. oneDNN's pooling
+// was not taken: its workspace is not torch's indices (docs/cpu-codegen.md, "Library kernels").
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "compiler/codegen/cpu/library/convolution_geometry.h"
+#include "compiler/codegen/cpu/library/parallel_ranges.h"
+#include "compiler/codegen/cpu/library/vector_clones.h"
+#include "compiler/ir/attribute.h"
+#include "compiler/tensor/tensor.h"
+
+namespace loupe::library {
+
+// Window parameters as the op's attributes (stride defaults to the kernel, padding to 0,
+// dilation to 1); sizes from the input and the output (or its gradient).
+struct PoolGeometry {
+  int64_t planes, inH, inW, outH, outW;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+
+  PoolGeometry(const Tensor& input, const Tensor& output, const AttrMap& attrs)
+      : inH(input.size(input.rank() - 2)), inW(input.size(input.rank() - 1)),
+        outH(output.size(output.rank() - 2)), outW(output.size(output.rank() - 1)),
+        kernel(attrPair(attrs, "kernel_size")),
+        stride(attrs.isNone("stride") || attrs.getInts("stride").empty()
+                   ? kernel
+                   : attrPair(attrs, "stride")),
+        padding(attrs.isNone("padding") ? std::vector<int64_t>{0, 0} : attrPair(attrs, "padding")),
+        dilation(attrs.isNone("dilation") ? std::vector<int64_t>{1, 1}
+                                          : attrPair(attrs, "dilation")) {
+    planes = inH * inW == 0 ? 0 : input.numel() / (inH * inW);
+  }
+
+  // The outputs [first, last) of a row (or column) whose tap at `offset` from the window's start
+  // (tap * dilation - padding) falls inside an input extent of `size`.
+  static std::pair<int64_t, int64_t> inside(int64_t offset, int64_t stride, int64_t size,
+                                            int64_t outputs) {
+    auto ceilDiv = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
+    int64_t first = std::max<int64_t>(ceilDiv(-offset, stride), 0);
+    int64_t last = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
+    return {first, std::max(first, std::min(last, outputs))};
+  }
+};
+
+// The first tap of a window starting at `start` (negative in the padding) that is not before
+// the input's start.
+inline int64_t firstInside(int64_t start, int64_t dilation) {
+  return start >= 0 ? start : start + (-start + dilation - 1) / dilation * dilation;
+}
+
+// Output rows [firstRow, lastRow) of every plane's rows in order; AVX2 where the machine has it
+// (vector_clones.h).
+template <typename T>
+LOUPE_VECTOR_CLONES void maxPoolRows(const PoolGeometry& g, const T* input, T* out,
+                                     int64_t* indices, int64_t firstRow, int64_t lastRow) {
+  int64_t sh = g.stride[0], sw = g.stride[1];
+  for (int64_t row = firstRow; row < lastRow; ++row) {
+    int64_t plane = row / g.outH, oh = row % g.outH;
+    const T* planeInput = input + plane * g.inH * g.inW;
+    T* best = out + row * g.outW;
+    int64_t* bestIndex = indices + row * g.outW;
+    // torch starts every window at its first tap inside the input with -inf, so an all -inf
+    // window reports that tap, and keeps the first maximum while letting NaN win.
+    int64_t windowRow = firstInside(oh * sh - g.padding[0], g.dilation[0]);
+    for (int64_t ow = 0; ow < g.outW; ++ow) {
+      best[ow] = -std::numeric_limits<T>::infinity();
+      bestIndex[ow] = windowRow * g.inW + firstInside(ow * sw - g.padding[1], g.dilation[1]);
+    }
+    for (int64_t ki = 0; ki < g.kernel[0]; ++ki) {
+      int64_t ih = oh * sh - g.padding[0] + ki * g.dilation[0];
+      if (ih < 0 || ih >= g.inH) continue;
+      for (int64_t kj = 0; kj < g.kernel[1]; ++kj) {
+        int64_t offset = kj * g.dilation[1] - g.padding[1];
+        auto [first, last] = PoolGeometry::inside(offset, sw, g.inW, g.outW);
+        const T* tap = planeInput + ih * g.inW + offset;
+        int64_t tapIndex = ih * g.inW + offset;
+#pragma omp simd
+        for (int64_t ow = first; ow < last; ++ow) {
+          T v = tap[ow * sw];
+          bool take = v > best[ow] || v != v;
+          best[ow] = take ? v : best[ow];
+          bestIndex[ow] = take ? tapIndex + ow * sw : bestIndex[ow];
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void maxPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+  Tensor x = inputs[0]->contiguous();
+  PoolGeometry g(x, outputs[0], attrs);
+  int64_t rows = g.planes * g.outH;
+  parallelRanges(parallelParts(rows, g.outW * g.kernel[0] * g.kernel[1]), rows,
+                 [&](int, int64_t first, int64_t last) {
+                   maxPoolRows<T>(g, x.dataAs<T>(), outputs[0].dataAs<T>(),
+                                  outputs[1].dataAs<int64_t>(), first, last);
+                 });
+}
+
+// Each output's gradient goes to the input position its index names; planes are independent,
+// so they are split across the library threads.
+template <typename T>
+void maxPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                       std::vector<Tensor>& outputs) {
+  Tensor gradOut = inputs[0]->contiguous(), indices = inputs[2]->contiguous();
+  PoolGeometry g(*inputs[1], gradOut, attrs);
+  T* gradIn = outputs[0].dataAs<T>();
+  const T* grad = gradOut.dataAs<T>();
+  const auto* index = indices.dataAs<int64_t>();
+  int64_t pooled = g.outH * g.outW, plane = g.inH * g.inW;
+  parallelRanges(parallelParts(g.planes, plane + pooled), g.planes,
+                 [&](int, int64_t first, int64_t last) {
+                   // Each plane is zeroed just before its scatter, while it is in cache.
+                   for (int64_t p = first; p < last; ++p) {
+                     T* planeGrad = gradIn + p * plane;
+                     std::fill(planeGrad, planeGrad + plane, T(0));
+                     for (int64_t o = p * pooled; o < (p + 1) * pooled; ++o)
+                       planeGrad[index[o]] += grad[o];
+                   }
+                 });
+}
+
+} // namespace loupe::library
