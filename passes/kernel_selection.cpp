@@ -7,7 +7,8 @@
 //   supports them (its source is kept in the choice), else the reference implementation, with
 //   the code generator's reason;
 // - ops with a CPU library kernel (findCpuLibraryKernel: mm/bmm through OpenBLAS, 2-D
-//   convolution as im2col+gemm, batch norm forward, each in f32/f64): that kernel; a matmul or
+//   convolution through oneDNN in f32 where the build has it, else as im2col+gemm, max pooling,
+//   norms, each in f32/f64): that kernel; a matmul or
 //   convolution it does not cover runs the reference, with the library's reason;
 // - View ops: no kernel, the result aliases the input;
 // - every other registered op: its reference implementation (Loupe's runtime);
