@@ -20,27 +20,34 @@ constexpr int kCopyMaxRank = 8;
 
 // Copies between two layouts of one shape, one element per thread in a grid-stride loop, for
 // each element size: the only kernels that are not generated from the graph (an output that is
-// a strided view, a value copied between layouts).
+// a strided view, a value copied between layouts). Each element's offsets take a division per
+// dim; in 64 bits that is a long software sequence, so a copy whose elements and offsets all fit
+// 32 bits (`narrow`, no negative stride) divides in 32 bits.
 constexpr const char* kCopySource = R"(
 struct LoupeCopyArgs {
-  long long n, rank;
+  long long n, rank, narrow;
   long long sizes[8], from[8], to[8];
   const char* source;
   char* target;
 };
-template <typename T>
-__device__ void loupe_copy(const LoupeCopyArgs& a) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.n;
-       i += (long long)gridDim.x * blockDim.x) {
-    long long rest = i, from = 0, to = 0;
-    for (long long d = a.rank - 1; d >= 0; --d) {
-      long long index = rest % a.sizes[d];
-      rest /= a.sizes[d];
-      from += index * a.from[d];
-      to += index * a.to[d];
+template <typename T, typename I>
+__device__ void loupe_copy_as(const LoupeCopyArgs& a) {
+  I n = (I)a.n, rank = (I)a.rank;
+  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
+    I rest = i, from = 0, to = 0;
+    for (I d = rank; d-- > 0;) {
+      I size = (I)a.sizes[d], index = rest % size;
+      rest /= size;
+      from += index * (I)a.from[d];
+      to += index * (I)a.to[d];
     }
     ((T*)a.target)[to] = ((const T*)a.source)[from];
   }
+}
+template <typename T>
+__device__ void loupe_copy(const LoupeCopyArgs& a) {
+  if (a.narrow) loupe_copy_as<T, unsigned int>(a);
+  else loupe_copy_as<T, long long>(a);
 }
 extern "C" __global__ void loupe_copy_1(LoupeCopyArgs a) { loupe_copy<unsigned char>(a); }
 extern "C" __global__ void loupe_copy_2(LoupeCopyArgs a) { loupe_copy<unsigned short>(a); }
@@ -49,7 +56,7 @@ extern "C" __global__ void loupe_copy_8(LoupeCopyArgs a) { loupe_copy<unsigned l
 )";
 
 struct CopyArgs {
-  int64_t n, rank;
+  int64_t n, rank, narrow;
   int64_t sizes[kCopyMaxRank], from[kCopyMaxRank], to[kCopyMaxRank];
   const void* source;
   void* target;
@@ -161,13 +168,23 @@ void CudaBackend::copy(const Tensor& from, Tensor& to) {
     }
     copier_ = std::move(copier);
   }
-  CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), {}, {}, {}, from.data(),
+  CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), 0, {}, {}, {}, from.data(),
                 to.data()};
+  // The largest element offset either side reaches (strides are not negative here).
+  int64_t reachFrom = 0, reachTo = 0;
   for (size_t d = 0; d < from.rank(); ++d) {
     args.sizes[d] = from.size(d);
     args.from[d] = from.strides()[d];
     args.to[d] = to.strides()[d];
+    reachFrom += (from.size(d) - 1) * std::max<int64_t>(from.strides()[d], 0);
+    reachTo += (to.size(d) - 1) * std::max<int64_t>(to.strides()[d], 0);
   }
+  bool negative =
+      std::any_of(from.strides().begin(), from.strides().end(), [](int64_t s) { return s < 0; }) ||
+      std::any_of(to.strides().begin(), to.strides().end(), [](int64_t s) { return s < 0; });
+  constexpr int64_t kNarrow = int64_t{1} << 31;
+  // The grid-stride index passes n by at most the grid's threads: that stays below 2^32 too.
+  args.narrow = !negative && args.n < kNarrow && reachFrom < kNarrow && reachTo < kNarrow;
   size_t size = dtypeSize(from.dtype());
   int which = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
   unsigned block[3] = {256, 1, 1};
