@@ -111,9 +111,10 @@ struct Executable::Step {
   std::vector<const SymExpr*> indexValues;
   std::vector<Tensor> indexOperands; // 0-d tensors of indexValues under the laid-out binding
   std::vector<int> resultSlots;
-  std::vector<int> bufferSlots; // results computed into a preallocated buffer, in order
-  AttrMap boundAttrs;           // the node's attributes under the laid-out binding
-  KernelStats* stats = nullptr; // into stats_, found on the step's first run
+  std::vector<int> bufferSlots;  // results computed into a preallocated buffer, in order
+  std::vector<bool> bufferOwned; // per bufferSlots entry: its own allocation (an output's)
+  AttrMap boundAttrs;            // the node's attributes under the laid-out binding
+  KernelStats* stats = nullptr;  // into stats_, found on the step's first run
   // View steps: the result's geometry for the base geometry last seen under the laid-out
   // binding. Working it out (SymExpr arithmetic in the op's view rule) costs microseconds; a
   // base laid out in the arena or in an output buffer has the same geometry on every run of a
@@ -124,10 +125,11 @@ struct Executable::Step {
   };
   std::optional<ViewGeometry> view;
   // On a device, a reference step that reads no tensor (a constant, a factory) computed on the
-  // host once per binding, kept on the device: later runs copy it device to device, which never
-  // waits for the host (a CUDA graph capture forbids that).
-  std::optional<SymbolBindings> deviceConstantFor;
-  std::vector<Tensor> deviceConstant;
+  // host once per binding, kept on the device: later runs read it there, which never waits for
+  // the host (a CUDA graph capture forbids that). Kept for every binding (up to
+  // kMaxMemoryUses): a CUDA graph captured for one binding reads its constants on every replay,
+  // after runs at other bindings.
+  std::map<SymbolBindings, std::vector<Tensor>> deviceConstants;
 };
 
 struct Executable::Buffer {
@@ -294,6 +296,7 @@ void Executable::planSlots() {
         throw mismatch("no buffer of " + bytes.str() + " bytes for " + valueLabel(result));
       int slot = slotOf.at(result);
       step.bufferSlots.push_back(slot);
+      step.bufferOwned.push_back(memory_.buffers[planned].graphOutput);
       buffers_.push_back({slot, planned, memory_.buffers[planned].graphOutput, &type, {}});
       ++planned;
     }
@@ -493,9 +496,16 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
   case StepKind::Interpret: {
     bool readsNoTensor = std::all_of(step.operandSlots.begin(), step.operandSlots.end(),
                                      [](int slot) { return slot < 0; });
-    if (options_.device && readsNoTensor && step.deviceConstantFor == bindings) {
+    auto kept = options_.device && readsNoTensor ? step.deviceConstants.find(bindings)
+                                                 : step.deviceConstants.end();
+    if (kept != step.deviceConstants.end()) {
+      // Read in place where only later steps read it (they never write their inputs); an
+      // output, which the caller may change, is a copy.
       for (size_t r = 0; r < outputs.size(); ++r)
-        options_.device->copy(step.deviceConstant[r], outputs[r]);
+        if (step.bufferOwned[r])
+          options_.device->copy(kept->second[r], outputs[r]);
+        else
+          outputs[r] = kept->second[r];
       break;
     }
     // On a device, on host copies of the inputs, the results copied back.
@@ -511,11 +521,10 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
                              resultTypes(node), bindings);
     for (size_t r = 0; r < results.size(); ++r)
       copyInto(outputs[r], results[r]);
-    if (options_.device && readsNoTensor) {
-      step.deviceConstant.clear();
+    if (options_.device && readsNoTensor && step.deviceConstants.size() < kMaxMemoryUses) {
+      std::vector<Tensor>& constants = step.deviceConstants[bindings];
       for (const Tensor& output : outputs)
-        step.deviceConstant.push_back(copyOf(output));
-      step.deviceConstantFor = bindings;
+        constants.push_back(copyOf(output));
     }
     break;
   }

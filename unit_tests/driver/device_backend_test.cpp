@@ -250,6 +250,38 @@ TEST(DeviceBackend, ARunsComputedOutputsShareOneAllocation) {
   EXPECT_EQ(maxAbsDifference(onHost(sum).clone(), expected[1]), 0);
 }
 
+// A constant is computed on the host once per binding and then read where it is kept on the
+// device, binding after binding (a CUDA graph captured at one binding reads it on every replay);
+// one handed out as an output is a copy the caller may change.
+TEST(DeviceBackend, AConstantIsMadeOnTheHostOncePerBindingAndAnOutputOfItIsACopy) {
+  constexpr const char* kConstants = R"(
+graph @consts(%x: f32[s0]<cuda:0>) -> (f32[s0]<cuda:0>, f32[]<cuda:0>) {
+  %c = loupe.constant() {data=[2.0], dtype=f32, shape=[], device="cuda:0"} : f32[]<cuda:0>
+  %y = aten.mul.Tensor(%x, %c) : f32[s0]<cuda:0>
+  return %y, %c
+}
+)";
+  auto device = std::make_shared<StandInDevice>();
+  CompileResult compiled = compileGraph(kConstants, "consts.lir", options(device));
+  ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+  // Host-to-device copies a run makes beside its input's.
+  auto copiesAt = [&](int64_t n) {
+    Tensor x = randomTensor(DType::F32, {n}, static_cast<uint64_t>(n));
+    std::vector<Tensor> inputs = toDevice(*device, {x});
+    int before = device->calls["fromHost"];
+    std::vector<Tensor> out = compiled.executable->run(inputs);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_FLOAT_EQ(onHost(out[0]).at(i), 2 * x.at(i)) << "at " << n;
+    EXPECT_EQ(onHost(out[1]).at(0), 2.0);
+    onHost(out[1]).set(0, 7.0); // the caller's copy: the kept constant stays 2
+    return device->calls["fromHost"] - before;
+  };
+  EXPECT_EQ(copiesAt(5), 1);
+  EXPECT_EQ(copiesAt(3), 1);
+  EXPECT_EQ(copiesAt(5), 0);
+  EXPECT_EQ(copiesAt(3), 0);
+}
+
 TEST(DeviceBackend, CheckModeComparesOnHostCopies) {
   auto device = std::make_shared<StandInDevice>();
   CompileResult compiled = compileGraph(kGraph, "device.lir", options(device, true));
