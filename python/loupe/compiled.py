@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import torch
 from functorch.compile import make_boxed_func
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from . import _C
 from .config import Config, parse_fault
@@ -193,14 +194,24 @@ class CudaGraphedGraph:
     captures. An input at the same address both times (a parameter, a buffer, a tensor the caller
     reuses) is captured in place: the replay reads the caller's tensor where it is, and checks
     that each call passes the same address (when one moves, the graph is re-captured with that
-    input copied). Every other input is copied into a captured one before the replay. The
-    outputs are copies of the captured ones (a later replay overwrites those). A graph whose
-    capture fails (a step that must wait for the host, such as a constant computed on the host)
-    says so once and runs uncaptured; strict mode raises."""
+    input copied). Every other input is copied into a captured one before the replay.
+
+    The outputs are the captured ones, not copies (a copy of a large output cost as much as the
+    kernel that computed it): each call hands out new tensors over the captured outputs' memory
+    and keeps a weak reference to their storage. A replay would overwrite what the caller still
+    holds, so a call replays a capture only when every output it handed out last time is gone;
+    when one is still alive (`y = f(x)` holds the last `y` while the next call runs, autograd
+    holds the saved activations until the backward), the call takes a second capture of the
+    signature, made then; when both are held, it runs uncaptured. A graph whose capture fails
+    (a step that must wait for the host) says so once and runs uncaptured; strict mode raises."""
+
+    # Captures kept per signature: two serve a caller that holds one call's outputs while it
+    # makes the next; each holds its own memory.
+    max_captures = 2
 
     def __init__(self, graph: LoupeGraph):
         self.graph = graph
-        self.captured: dict[tuple, tuple] = {}
+        self.captured: dict[tuple, list] = {}  # signature -> its captures
         self.seen: dict[tuple, tuple] = {}  # signature -> input addresses of its last call
         self.moved: dict[tuple, set] = {}  # signature -> inputs seen at a new address
         self.uncaptured = False
@@ -221,46 +232,41 @@ class CudaGraphedGraph:
             return self.graph(*args)
         key = self.signature(args)
         addresses = self.addresses(args)
-        entry = self.captured.get(key)
-        if entry is not None:
-            moved = [i for i, (c, a) in enumerate(zip(entry[3], addresses)) if c not in (None, a)]
+        captures = self.captured.get(key, [])
+        if captures:
+            moved = [
+                i for i, (c, a) in enumerate(zip(captures[0].at, addresses)) if c not in (None, a)
+            ]
             if moved:  # an input captured in place has moved: capture again, copying it
                 self.moved.setdefault(key, set()).update(moved)
                 del self.captured[key]
-                entry = None
-        if entry is None:
+                captures = []
+        if not captures:
             previous = self.seen.get(key)
             self.seen[key] = addresses
             if previous is None:  # the first call of this signature runs uncaptured
                 return self.graph(*args)
+        free = next((c for c in captures if c.free()), None)
+        if free is None and len(captures) < self.max_captures:
+            previous = self.seen[key]
             in_place = [
                 isinstance(a, torch.Tensor) and p == q and i not in self.moved.get(key, ())
                 for i, (a, p, q) in enumerate(zip(args, previous, addresses))
             ]
             try:
-                entry = self.captured[key] = self.capture(args, in_place)
+                free = self.capture(args, in_place)
             except Exception as error:
                 if self.graph.strict:
                     raise
                 print(f"loupe: running without a CUDA graph: {describe(error)}", file=sys.stderr)
                 self.uncaptured = True
                 return self.graph(*args)
-        cuda_graph, static_inputs, static_outputs, _ = entry
-        for static, arg in zip(static_inputs, args):
-            if isinstance(arg, torch.Tensor) and static is not arg:
-                static.copy_(arg)
-        cuda_graph.replay()
-        positions = {id(s): i for i, s in enumerate(static_inputs)}
-        return [
-            args[positions[id(out)]]  # an input returned as it is: the caller's own tensor
-            if id(out) in positions
-            else out.clone()
-            if isinstance(out, torch.Tensor)
-            else out
-            for out in static_outputs
-        ]
+            self.captured.setdefault(key, []).append(free)
+        if free is None:  # every capture's last outputs are still held
+            return self.graph(*args)
+        return free.replay(args)
 
-    def capture(self, args: tuple, in_place: list) -> tuple:
+    def capture(self, args: tuple, in_place: list) -> _Capture:
         static_inputs = [
             a if keep else a.clone() if isinstance(a, torch.Tensor) else a
             for a, keep in zip(args, in_place)
@@ -286,7 +292,47 @@ class CudaGraphedGraph:
         if failed:  # a step the capture refused: the graph still runs compiled, uncaptured
             raise RuntimeError("a step of the compiled graph cannot be captured (see the trace)")
         captured_at = tuple(a.data_ptr() if keep else None for a, keep in zip(args, in_place))
-        return cuda_graph, static_inputs, static_outputs, captured_at
+        return _Capture(cuda_graph, static_inputs, static_outputs, captured_at)
+
+
+class _Capture:
+    """One CUDA graph of a signature: its inputs and outputs where the capture left them, where
+    the inputs captured in place live, and weak references to the outputs it last handed out."""
+
+    def __init__(self, cuda_graph, static_inputs: list, static_outputs: list, at: tuple):
+        self.cuda_graph, self.inputs, self.outputs, self.at = (
+            cuda_graph,
+            static_inputs,
+            static_outputs,
+            at,
+        )
+        positions = {id(s): i for i, s in enumerate(static_inputs)}
+        # Per output: the position of the input it is (handed back as the caller's own tensor),
+        # or None.
+        self.input_of = [positions.get(id(out)) for out in static_outputs]
+        self.handed: list = []  # StorageWeakRef of each output the last replay handed out
+
+    def free(self) -> bool:
+        return all(ref.expired() for ref in self.handed)
+
+    def replay(self, args: tuple) -> list:
+        for static, arg in zip(self.inputs, args):
+            if isinstance(arg, torch.Tensor) and static is not arg:
+                static.copy_(arg)
+        self.cuda_graph.replay()
+        results, self.handed = [], []
+        for out, position in zip(self.outputs, self.input_of):
+            if position is not None:
+                results.append(args[position])
+            elif isinstance(out, torch.Tensor):
+                # A tensor of its own over the output's memory, so its storage dies with the
+                # caller's last use of it (views included), not with the capture's.
+                mine = torch._C._from_dlpack(_to_dlpack(out))
+                self.handed.append(StorageWeakRef(mine.untyped_storage()))
+                results.append(mine)
+            else:
+                results.append(out)
+        return results
 
 
 class BisectingGraph:

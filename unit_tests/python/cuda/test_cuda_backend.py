@@ -352,14 +352,55 @@ def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
         for step, x in enumerate(inputs):
             assert_close_to_reference(compiled(x), model(x), reference(x.double()), f"call {step}")
         (wrapper,) = wrappers
-        (entry,) = wrapper.captured.values()
-        in_place = [address is not None for address in entry[3]]
+        (captures,) = wrapper.captured.values()
+        assert len(captures) == 1, captures  # each call's output is gone before the next
+        in_place = [address is not None for address in captures[0].at]
         assert sum(in_place) == len(list(model.parameters())), in_place  # x is copied
         # A parameter that moves is copied from then on: the results follow it.
         model.up.weight.data = model.up.weight.data.clone() * 2
         reference.up.weight.data *= 2
         x = inputs[0]
         assert_close_to_reference(compiled(x), model(x), reference(x.double()), "moved weight")
+
+
+def test_cuda_graph_outputs_are_handed_out_and_never_overwritten_while_held(
+    trace_path, monkeypatch
+):
+    """A replay hands out the captured outputs themselves, not copies; a call made while the
+    caller still holds earlier outputs takes a second capture, then runs uncaptured: no output
+    the caller holds is ever overwritten."""
+    import loupe.compiled
+
+    wrappers = []
+
+    class Recorded(loupe.compiled.CudaGraphedGraph):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            wrappers.append(self)
+
+    monkeypatch.setattr(loupe.compiled, "CudaGraphedGraph", Recorded)
+
+    def f(x):
+        return torch.sin(x) * 2 + 1
+
+    options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
+    compiled = torch.compile(f, backend="loupe", options=options)
+    xs = [torch.randn(4096, device="cuda") for _ in range(6)]
+    held = [compiled(x) for x in xs]
+    for step, (x, y) in enumerate(zip(xs, held)):
+        torch.testing.assert_close(y, f(x), msg=f"held output {step}")
+    (wrapper,) = wrappers
+    (captures,) = wrapper.captured.values()
+    assert len(captures) == 2, captures
+    del held, y
+    addresses = set()
+    for step, x in enumerate(xs):  # each output gone before the next call: one capture serves
+        y = compiled(x)
+        torch.testing.assert_close(y, f(x), msg=f"call {step}")
+        addresses.add(y.data_ptr())
+        del y
+    assert len(addresses) == 1, addresses
+    assert addresses <= {out.data_ptr() for c in captures for out in c.outputs}
 
 
 def test_cudnn_attention_with_its_int_results(trace_path):
