@@ -331,7 +331,9 @@ def test_cuda_graphs_replay_each_size_they_captured(trace_path, how, capsys, mon
     assert "without a CUDA graph" not in capsys.readouterr().err
 
 
-def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
+@pytest.fixture
+def cuda_graph_wrappers(monkeypatch) -> list:
+    """The CudaGraphedGraph of each graph the test compiles, in order."""
     import loupe.compiled
 
     wrappers = []
@@ -342,6 +344,10 @@ def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
             wrappers.append(self)
 
     monkeypatch.setattr(loupe.compiled, "CudaGraphedGraph", Recorded)
+    return wrappers
+
+
+def test_cuda_graphs_capture_parameters_in_place(trace_path, cuda_graph_wrappers):
     model = Mlp().cuda()
     options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
     compiled = torch.compile(model, backend="loupe", options=options)
@@ -351,7 +357,7 @@ def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
     with torch.no_grad():
         for step, x in enumerate(inputs):
             assert_close_to_reference(compiled(x), model(x), reference(x.double()), f"call {step}")
-        (wrapper,) = wrappers
+        (wrapper,) = cuda_graph_wrappers
         (captures,) = wrapper.captured.values()
         assert len(captures) == 1, captures  # each call's output is gone before the next
         in_place = [address is not None for address in captures[0].at]
@@ -364,21 +370,11 @@ def test_cuda_graphs_capture_parameters_in_place(trace_path, monkeypatch):
 
 
 def test_cuda_graph_outputs_are_handed_out_and_never_overwritten_while_held(
-    trace_path, monkeypatch
+    trace_path, cuda_graph_wrappers
 ):
     """A replay hands out the captured outputs themselves, not copies; a call made while the
     caller still holds earlier outputs takes a second capture, then runs uncaptured: no output
     the caller holds is ever overwritten."""
-    import loupe.compiled
-
-    wrappers = []
-
-    class Recorded(loupe.compiled.CudaGraphedGraph):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            wrappers.append(self)
-
-    monkeypatch.setattr(loupe.compiled, "CudaGraphedGraph", Recorded)
 
     def f(x):
         return torch.sin(x) * 2 + 1
@@ -389,7 +385,7 @@ def test_cuda_graph_outputs_are_handed_out_and_never_overwritten_while_held(
     held = [compiled(x) for x in xs]
     for step, (x, y) in enumerate(zip(xs, held)):
         torch.testing.assert_close(y, f(x), msg=f"held output {step}")
-    (wrapper,) = wrappers
+    (wrapper,) = cuda_graph_wrappers
     (captures,) = wrapper.captured.values()
     assert len(captures) == 2, captures
     del held, y
