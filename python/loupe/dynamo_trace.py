@@ -45,6 +45,12 @@ class CompileRow:
     compile_id: int  # the row id in that trace
 
 
+def _frame_number(compile_key: str | None) -> int | None:
+    """The frame of a Dynamo compile key ("3/1" is frame 3's second compile)."""
+    head = (compile_key or "").split("/", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
 def _stack(frames: list[StackFrame]) -> list[tuple[str, int, str, str]]:
     return [(f.file, f.line, f.function, f.code or "") for f in frames]
 
@@ -116,7 +122,14 @@ class DynamoTraceRecorder:
     def _on_compile_event(self, event: CompileEvent) -> None:
         if not event.finished:
             # Dynamo numbers frames afresh after torch._dynamo.reset(): a key seen before
-            # names a new compile now. Its recompile reason, logged just before, still waits.
+            # names a new compile now. A frame's first compile ("F/0") is how a reset shows:
+            # every row of frame F or later is from before it, and must not take the events
+            # of the new compiles (a recompile reason is logged before its compile starts).
+            frame = _frame_number(event.compile_id)
+            if frame is not None and event.compile_id.endswith("/0"):
+                for key in [k for k in self._rows if (_frame_number(k) or 0) >= frame]:
+                    if _frame_number(key) is not None:
+                        del self._rows[key]
             self._frames[event.compile_id] = event
             self._rows.pop(event.compile_id, None)
             return

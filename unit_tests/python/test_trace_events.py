@@ -68,6 +68,22 @@ def test_graph_break_gives_two_compiles_and_a_linked_break_with_user_stack(trace
     assert line >= line_of(break_in_the_middle, "def break_in_the_middle")
 
 
+def test_after_a_reset_each_trace_gets_its_own_recompiles(tmp_path):
+    """torch._dynamo.reset() numbers frames afresh: the second function's "0/1" recompile
+    belongs to its own trace, not to the first function's compile of the same key."""
+    first, second = str(tmp_path / "first.db"), str(tmp_path / "second.db")
+    fn = compiled(scale_rows, first)
+    fn(torch.randn(4, 3))
+    fn(torch.randn(8, 3))
+    torch._dynamo.reset()
+    other = compiled(double_even_batches, second)
+    other(torch.randn(2, 3))
+    other(torch.randn(6, 3))
+    recompiles = "SELECT count(*) FROM recompiles"
+    assert query(first, recompiles) == [(1,)]
+    assert query(second, recompiles) == [(1,)]
+
+
 def test_second_shape_records_recompile_with_failed_guard(trace_path):
     fn = compiled(scale_rows, trace_path)
     fn(torch.randn(4, 3))
