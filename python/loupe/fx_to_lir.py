@@ -461,6 +461,16 @@ _EQUIVALENT_FORMS = {
 }
 
 
+def _is_number(value: Any) -> bool:
+    """A Python number, or a node that computes one: a dynamic size (`x * x.shape[0]` under
+    dynamic shapes passes the SymInt node where a number would be)."""
+    if isinstance(value, (bool, int, float)):
+        return True
+    return isinstance(value, torch.fx.Node) and isinstance(
+        value.meta.get("val"), (torch.SymInt, torch.SymFloat)
+    )
+
+
 def _resolve_overload(node: torch.fx.Node, registered: set[str]) -> torch._ops.OpOverload:
     """aot_autograd keeps Python numbers in Tensor slots (``aten.mul.Tensor(x, 2.0)``); Loupe
     spells those with the op's ``.Scalar`` overload, where the number is an attribute. An op
@@ -471,7 +481,7 @@ def _resolve_overload(node: torch.fx.Node, registered: set[str]) -> torch._ops.O
     scalars = [
         arg.name
         for arg, value in _bind_schema(target, node)
-        if _is_tensor_argument(arg.type) and isinstance(value, (bool, int, float))
+        if _is_tensor_argument(arg.type) and _is_number(value)
     ]
     if not scalars:
         return target

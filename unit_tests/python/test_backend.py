@@ -128,6 +128,21 @@ def test_empty_tensors_filled_later_compile_without_fallback(trace_path):
     assert show_json(trace_path)["fallback_nodes"] == 0
 
 
+def test_a_dynamic_size_used_as_a_number_compiles(trace_path):
+    """Under dynamic shapes `x * x.shape[0]` passes the size's SymInt node where a number goes:
+    it is the op's .Scalar form with a symbolic attribute, one compile for every size."""
+
+    def scale_rows(x):
+        return x * x.shape[0] + 1 - x.shape[1] * x
+
+    options = {"trace": trace_path, "strict": True}
+    compiled = torch.compile(scale_rows, backend="loupe", options=options)
+    for batch in (4, 8, 5):  # 4 static, then one dynamic compile for 8 and 5
+        x = torch.randn(batch, 3)
+        torch.testing.assert_close(compiled(x), scale_rows(x))
+    assert show_json(trace_path)["fallback_nodes"] == 0
+
+
 def test_scatter_forward_and_backward_compile_without_fallback(trace_path):
     """scatter.src and scatter.value (MoE routing writes expert weights with them)."""
 
