@@ -2,6 +2,12 @@
 
     nice -n 5 python bench/cpu.py [--models mlp,cnn] [--runs 50] [--threads 2] [--quick]
 
+The models are today's small ones (mlp, cnn, attention, gpt2, bert: tens of microseconds to a
+couple of milliseconds a step, where Python and dispatch show) and compute-bound ones whose
+eager step takes a millisecond or more on a 2-core machine (`*_large`: an MLP block of width
+512 at batch 64, the CNN on 32 images of 64x64, causal attention over 256 tokens of width 256,
+a pointwise chain over 4M floats, a 2-layer GPT-2 and BERT of width 256 on 4 x 128 tokens).
+Inductor's caches are off (TORCHINDUCTOR_FORCE_DISABLE_CACHES=1) so its first calls are cold.
 For each model and mode (inference under no_grad; a training step: forward, a scalar loss and
 backward into the parameters' grads) it prints:
 
@@ -46,8 +52,10 @@ from pathlib import Path
 from typing import Callable
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
-# Inductor reads its cache location when it is imported: set it before torch is.
+# Inductor reads its cache location when it is imported: set it before torch is. Its caches
+# are off too, in memory as on disk, so every Inductor compile is cold, as Loupe's first is.
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(SCRATCH / "inductor")
+os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
 
 import torch  # noqa: E402
 from functorch.compile import make_boxed_func  # noqa: E402
@@ -61,7 +69,80 @@ from loupe.traces import open_trace  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit_tests" / "python"))
 import models as model_zoo  # noqa: E402
 
-BENCH_MODELS = ("mlp", "cnn", "attention", "gpt2", "bert")
+
+class PointwiseChain(torch.nn.Module):
+    """Six pointwise ops on one tensor (exp, tanh and sigmoid among them): one fused kernel."""
+
+    def forward(self, x):
+        return torch.relu(x * torch.sigmoid(x) + torch.tanh(x) * 0.5)
+
+
+def _transformer(kind: str):
+    """A 2-layer GPT-2 or BERT of width 256 on 4 sequences of 128 tokens."""
+
+    def build():
+        from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel
+
+        torch.manual_seed(0)
+        if kind == "gpt2":
+            config = GPT2Config(
+                vocab_size=1000,
+                n_positions=128,
+                n_embd=256,
+                n_layer=2,
+                n_head=4,
+                bos_token_id=None,
+                eos_token_id=None,
+                resid_pdrop=0.0,
+                embd_pdrop=0.0,
+                attn_pdrop=0.0,
+            )
+            model = GPT2LMHeadModel(config)
+        else:
+            config = BertConfig(
+                vocab_size=1000,
+                hidden_size=256,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=1024,
+                max_position_embeddings=128,
+                hidden_dropout_prob=0.0,
+                attention_probs_dropout_prob=0.0,
+            )
+            model = BertModel(config, add_pooling_layer=False)
+        return model_zoo.TensorOutput(model).eval(), (torch.randint(0, 1000, (4, 128)),)
+
+    return build
+
+
+def _seeded(build):
+    def seeded():
+        torch.manual_seed(0)
+        return build()
+
+    return seeded
+
+
+# The compute-bound cases: eager takes a millisecond or more a step on this kind of machine, so
+# the kernels, not Python, take the time.
+LARGE = {
+    "mlp_large": _seeded(lambda: (model_zoo.Mlp(512, 2048).eval(), (torch.randn(64, 512),))),
+    "cnn_large": _seeded(lambda: (model_zoo.SmallCnn().eval(), (torch.randn(32, 3, 64, 64),))),
+    "attention_large": _seeded(
+        lambda: (
+            model_zoo.CausalSelfAttention(256, 4, 256).eval(),
+            (torch.randn(4, 256, 256),),
+        )
+    ),
+    "pointwise_large": _seeded(lambda: (PointwiseChain(), (torch.randn(4 * 2**20),))),
+    "gpt2_large": _transformer("gpt2"),
+    "bert_large": _transformer("bert"),
+}
+# Cases without parameters have no training step.
+INFERENCE_ONLY = {"pointwise_large"}
+SMALL = ("mlp", "cnn", "attention", "gpt2", "bert")
+BUILDERS = {**{name: model_zoo.MODELS[name] for name in SMALL}, **LARGE}
+BENCH_MODELS = tuple(BUILDERS)
 MODES = ("infer", "train")
 
 # The issue's goals.
@@ -245,7 +326,7 @@ def eager_graphs(trace_path: str) -> int:
 
 def bench(name: str, mode: str, args) -> Row:
     row = Row(name, mode)
-    module, inputs = model_zoo.MODELS[name]()
+    module, inputs = BUILDERS[name]()
     module.train(mode == "train")
     copies = {
         backend: copy.deepcopy(module)
@@ -541,7 +622,12 @@ def main() -> None:
         parser.error(f"unknown model(s) or mode(s): {sorted(unknown)}")
     progress(f"torch {torch.__version__}, {args.threads} threads, scratch {SCRATCH}")
     start = time.perf_counter()
-    rows = [bench(name, mode, args) for name in names for mode in modes]
+    rows = [
+        bench(name, mode, args)
+        for name in names
+        for mode in modes
+        if not (mode == "train" and name in INFERENCE_ONLY)
+    ]
     report(rows, args)
     print(f"\ntorch {torch.__version__}; bench wall time {time.perf_counter() - start:.0f} s")
 
