@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import gc
 import json
 import math
@@ -77,66 +78,24 @@ class PointwiseChain(torch.nn.Module):
         return torch.relu(x * torch.sigmoid(x) + torch.tanh(x) * 0.5)
 
 
-def _transformer(kind: str):
-    """A 2-layer GPT-2 or BERT of width 256 on 4 sequences of 128 tokens."""
-
-    def build():
-        from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel
-
-        torch.manual_seed(0)
-        if kind == "gpt2":
-            config = GPT2Config(
-                vocab_size=1000,
-                n_positions=128,
-                n_embd=256,
-                n_layer=2,
-                n_head=4,
-                bos_token_id=None,
-                eos_token_id=None,
-                resid_pdrop=0.0,
-                embd_pdrop=0.0,
-                attn_pdrop=0.0,
-            )
-            model = GPT2LMHeadModel(config)
-        else:
-            config = BertConfig(
-                vocab_size=1000,
-                hidden_size=256,
-                num_hidden_layers=2,
-                num_attention_heads=4,
-                intermediate_size=1024,
-                max_position_embeddings=128,
-                hidden_dropout_prob=0.0,
-                attention_probs_dropout_prob=0.0,
-            )
-            model = BertModel(config, add_pooling_layer=False)
-        return model_zoo.TensorOutput(model).eval(), (torch.randint(0, 1000, (4, 128)),)
-
-    return build
-
-
-def _seeded(build):
-    def seeded():
-        torch.manual_seed(0)
-        return build()
-
-    return seeded
+def pointwise_chain(elements: int):
+    torch.manual_seed(0)
+    return PointwiseChain(), (torch.randn(elements),)
 
 
 # The compute-bound cases: eager takes a millisecond or more a step on this kind of machine, so
 # the kernels, not Python, take the time.
 LARGE = {
-    "mlp_large": _seeded(lambda: (model_zoo.Mlp(512, 2048).eval(), (torch.randn(64, 512),))),
-    "cnn_large": _seeded(lambda: (model_zoo.SmallCnn().eval(), (torch.randn(32, 3, 64, 64),))),
-    "attention_large": _seeded(
-        lambda: (
-            model_zoo.CausalSelfAttention(256, 4, 256).eval(),
-            (torch.randn(4, 256, 256),),
-        )
+    "mlp_large": functools.partial(model_zoo.mlp, batch=64, width=512, hidden=2048),
+    "cnn_large": functools.partial(model_zoo.cnn, batch=32, image=64),
+    "attention_large": functools.partial(model_zoo.attention, batch=4, width=256, seq=256),
+    "pointwise_large": functools.partial(pointwise_chain, 4 * 2**20),
+    "gpt2_large": functools.partial(
+        model_zoo.gpt2, batch=4, width=256, heads=4, seq=128, vocab=1000
     ),
-    "pointwise_large": _seeded(lambda: (PointwiseChain(), (torch.randn(4 * 2**20),))),
-    "gpt2_large": _transformer("gpt2"),
-    "bert_large": _transformer("bert"),
+    "bert_large": functools.partial(
+        model_zoo.bert, batch=4, width=256, heads=4, seq=128, vocab=1000, intermediate=1024
+    ),
 }
 # Cases without parameters have no training step.
 INFERENCE_ONLY = {"pointwise_large"}

@@ -91,7 +91,18 @@ class TensorOutput(nn.Module):
         return self.model(input_ids=input_ids)[0]
 
 
-def gpt2(dropout: float | None = 0.0, batch: int = 2, attention: str | None = None):
+# The builders' sizes default to the tiny ones the tests use; bench/cpu.py asks for larger ones.
+
+
+def gpt2(
+    dropout: float | None = 0.0,
+    batch: int = 2,
+    attention: str | None = None,
+    width: int = 32,
+    heads: int = 2,
+    seq: int = SEQ,
+    vocab: int = VOCAB,
+):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
@@ -101,21 +112,30 @@ def gpt2(dropout: float | None = 0.0, batch: int = 2, attention: str | None = No
         else {"resid_pdrop": dropout, "embd_pdrop": dropout, "attn_pdrop": dropout}
     )
     config = GPT2Config(
-        vocab_size=VOCAB,
-        n_positions=32,
-        n_embd=32,
+        vocab_size=vocab,
+        n_positions=max(32, seq),
+        n_embd=width,
         n_layer=2,
-        n_head=2,
+        n_head=heads,
         bos_token_id=None,
         eos_token_id=None,
         attn_implementation=attention,
         **rates,
     )
     model = TensorOutput(GPT2LMHeadModel(config)).eval()
-    return model, (torch.randint(0, VOCAB, (batch, SEQ)),)
+    return model, (torch.randint(0, vocab, (batch, seq)),)
 
 
-def bert(dropout: float | None = 0.0, batch: int = 2, attention: str | None = None):
+def bert(
+    dropout: float | None = 0.0,
+    batch: int = 2,
+    attention: str | None = None,
+    width: int = 32,
+    heads: int = 2,
+    seq: int = SEQ,
+    vocab: int = VOCAB,
+    intermediate: int = 64,
+):
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
@@ -125,32 +145,33 @@ def bert(dropout: float | None = 0.0, batch: int = 2, attention: str | None = No
         else {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
     )
     config = BertConfig(
-        vocab_size=VOCAB,
-        hidden_size=32,
+        vocab_size=vocab,
+        hidden_size=width,
         num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=32,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=max(32, seq),
         attn_implementation=attention,
         **rates,
     )
     model = TensorOutput(BertModel(config, add_pooling_layer=False)).eval()
-    return model, (torch.randint(0, VOCAB, (batch, SEQ)),)
+    return model, (torch.randint(0, vocab, (batch, seq)),)
 
 
-def mlp(batch: int = 8):
+def mlp(batch: int = 8, width: int = 32, hidden: int = 64):
     torch.manual_seed(0)
-    return Mlp().eval(), (torch.randn(batch, 32),)
+    return Mlp(width, hidden).eval(), (torch.randn(batch, width),)
 
 
-def cnn(batch: int = 4):
+def cnn(batch: int = 4, image: int = 16):
     torch.manual_seed(0)
-    return SmallCnn().eval(), (torch.randn(batch, 3, 16, 16),)
+    return SmallCnn().eval(), (torch.randn(batch, 3, image, image),)
 
 
-def attention(batch: int = 2):
+def attention(batch: int = 2, width: int = 32, heads: int = 4, seq: int = SEQ):
     torch.manual_seed(0)
-    return CausalSelfAttention().eval(), (torch.randn(batch, SEQ, 32),)
+    model = CausalSelfAttention(width, heads, max(16, seq)).eval()
+    return model, (torch.randn(batch, seq, width),)
 
 
 def graph_break_fn(x):
