@@ -34,15 +34,6 @@ const Shape& resultShape(const Node& node) {
   return node.result()->tensorType().shape;
 }
 
-bool readOnlyBy(const Node& node, const FusionPartition& partition, int group) {
-  for (Value* r : node.results()) {
-    if (r->isGraphOutput()) return false;
-    for (Node* user : r->users())
-      if (partition.groupOf(user) != group) return false;
-  }
-  return true;
-}
-
 class ReductionFusion {
 public:
   ReductionFusion(FusionPartition& partition, PassContext& ctx)
@@ -69,7 +60,7 @@ private:
     Node* producer = input->definingNode();
     if (!producer || !isFusablePointwise(*producer) ||
         resultShape(*producer) != input->tensorType().shape ||
-        !readOnlyBy(*producer, partition_, group_) || !tryAbsorb(*producer, "prologue"))
+        !partition_.readOnlyBy(*producer, group_) || !tryAbsorb(*producer, "prologue"))
       return;
     for (Value* operand : producer->operands())
       if (operand && operand->type().isTensor()) absorbPrologue(operand);

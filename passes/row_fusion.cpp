@@ -100,7 +100,7 @@ private:
               partition_.members(partition_.groupOf(producer)).size() != 1 ||
               !isFusablePointwise(*producer) ||
               producer->result()->tensorType().shape != rows.full ||
-              !readOnlyBy(*producer, group) ||
+              !partition_.readOnlyBy(*producer, group) ||
               !partition_.canMerge(group, partition_.groupOf(producer)))
             continue;
           auto describe = [&] {
@@ -114,15 +114,6 @@ private:
           grew = true;
         }
     }
-  }
-
-  bool readOnlyBy(const Node& node, int group) const {
-    for (const Value* result : node.results()) {
-      if (result->isGraphOutput()) return false;
-      for (const Node* user : result->users())
-        if (partition_.groupOf(user) != group) return false;
-    }
-    return true;
   }
 
   bool readsGroup(const Node& node, int group) const {

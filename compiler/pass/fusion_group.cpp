@@ -98,6 +98,15 @@ FusionPartition::FusionPartition(const Graph& graph) {
   }
 }
 
+bool FusionPartition::readOnlyBy(const Node& node, int group) const {
+  for (const Value* result : node.results()) {
+    if (result->isGraphOutput()) return false;
+    for (const Node* user : result->users())
+      if (groupOf(user) != group) return false;
+  }
+  return true;
+}
+
 bool FusionPartition::canMerge(int a, int b) const {
   auto inMerged = [&](const Node* node) {
     int g = groupOf_.at(node);

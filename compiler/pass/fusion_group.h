@@ -34,6 +34,9 @@ public:
 
   // Whether the union of the two groups is convex with respect to the current partition.
   bool canMerge(int a, int b) const;
+  // Whether every result of `node` is read only inside `group` and none is a graph output: a
+  // producer a group may compute inside itself without writing the value out.
+  bool readOnlyBy(const Node& node, int group) const;
   void merge(int into, int from); // `from` becomes empty
 
   // Replaces every group of two or more nodes by a loupe.fused node with kind=`kind`; returns
