@@ -23,12 +23,8 @@ std::function<std::shared_ptr<void>(size_t)> torchAllocator(nb::object allocator
     nb::gil_scoped_acquire gil;
     nb::object tensor = (*shared)(bytes);
     auto* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(tensor.attr("data_ptr")()));
-    auto* kept = new nb::object(std::move(tensor));
-    return std::shared_ptr<void>(data, [kept](void*) {
-      if (!Py_IsInitialized()) return; // at exit, after the interpreter: torch frees it all
-      nb::gil_scoped_acquire gil;
-      delete kept;
-    });
+    // The tensor goes back to torch's caching allocator when the last Loupe tensor goes.
+    return std::shared_ptr<void>(heldWithGil(new nb::object(std::move(tensor))), data);
   };
 }
 

@@ -78,13 +78,8 @@ Tensor borrowArray(const AnyArray& array, size_t position) {
 }
 
 Tensor keepArray(nb::handle object, size_t position) {
-  // The array keeps the embedder's tensor alive; it is released with the GIL held, from
-  // whichever thread drops the last Loupe tensor on it.
-  std::shared_ptr<AnyArray> kept(new AnyArray(nb::cast<AnyArray>(object)), [](AnyArray* array) {
-    if (!Py_IsInitialized()) return; // at exit, after the interpreter: torch frees it all
-    nb::gil_scoped_acquire gil;
-    delete array;
-  });
+  // The array keeps the embedder's tensor alive until the last Loupe tensor on it goes.
+  std::shared_ptr<AnyArray> kept = heldWithGil(new AnyArray(nb::cast<AnyArray>(object)));
   Tensor borrowed = borrowArray(*kept, position);
   return Tensor::borrow(borrowed.data(), borrowed.dtype(), borrowed.shape(), borrowed.strides(),
                         borrowed.device(), std::move(kept));

@@ -7,6 +7,7 @@
 #include <nanobind/ndarray.h>
 
 #include <cstddef>
+#include <memory>
 
 #include "compiler/tensor/tensor.h"
 
@@ -16,6 +17,18 @@ namespace nb = nanobind;
 
 // A CPU tensor as Python passes it (a torch tensor or its DLPack capsule).
 using AnyArray = nb::ndarray<>; // on the host or a CUDA device
+
+// Owns `object` (a Python object, or one that holds Python references) for C++ code that may
+// drop it on any thread: it is deleted with the GIL held, or left to the interpreter's own
+// teardown when the last owner goes after it (at exit).
+template <typename T>
+std::shared_ptr<T> heldWithGil(T* object) {
+  return std::shared_ptr<T>(object, [](T* held) {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    delete held;
+  });
+}
 
 // A Loupe tensor over a torch tensor's memory; the caller keeps the torch tensor alive.
 // `position` names the input in the error for a dtype Loupe does not support.
