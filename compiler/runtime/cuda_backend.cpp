@@ -170,20 +170,19 @@ void CudaBackend::copy(const Tensor& from, Tensor& to) {
   }
   CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), 0, {}, {}, {}, from.data(),
                 to.data()};
-  // The largest element offset either side reaches (strides are not negative here).
+  // Narrow when no stride is negative and the count and the largest offset either side reaches
+  // stay below 2^31 (the grid-stride index passes n by at most the grid's threads: below 2^32).
+  constexpr int64_t kNarrow = int64_t{1} << 31;
   int64_t reachFrom = 0, reachTo = 0;
+  bool negative = false;
   for (size_t d = 0; d < from.rank(); ++d) {
     args.sizes[d] = from.size(d);
     args.from[d] = from.strides()[d];
     args.to[d] = to.strides()[d];
-    reachFrom += (from.size(d) - 1) * std::max<int64_t>(from.strides()[d], 0);
-    reachTo += (to.size(d) - 1) * std::max<int64_t>(to.strides()[d], 0);
+    negative = negative || args.from[d] < 0 || args.to[d] < 0;
+    reachFrom += (from.size(d) - 1) * args.from[d];
+    reachTo += (to.size(d) - 1) * args.to[d];
   }
-  bool negative =
-      std::any_of(from.strides().begin(), from.strides().end(), [](int64_t s) { return s < 0; }) ||
-      std::any_of(to.strides().begin(), to.strides().end(), [](int64_t s) { return s < 0; });
-  constexpr int64_t kNarrow = int64_t{1} << 31;
-  // The grid-stride index passes n by at most the grid's threads: that stays below 2^32 too.
   args.narrow = !negative && args.n < kNarrow && reachFrom < kNarrow && reachTo < kNarrow;
   size_t size = dtypeSize(from.dtype());
   int which = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;

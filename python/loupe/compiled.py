@@ -300,12 +300,9 @@ class _Capture:
     the inputs captured in place live, and weak references to the outputs it last handed out."""
 
     def __init__(self, cuda_graph, static_inputs: list, static_outputs: list, at: tuple):
-        self.cuda_graph, self.inputs, self.outputs, self.at = (
-            cuda_graph,
-            static_inputs,
-            static_outputs,
-            at,
-        )
+        self.cuda_graph = cuda_graph
+        self.inputs, self.outputs = static_inputs, static_outputs
+        self.at = at
         positions = {id(s): i for i, s in enumerate(static_inputs)}
         # Per output: the position of the input it is (handed back as the caller's own tensor),
         # or None.

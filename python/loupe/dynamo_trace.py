@@ -127,9 +127,11 @@ class DynamoTraceRecorder:
             # of the new compiles (a recompile reason is logged before its compile starts).
             frame = _frame_number(event.compile_id)
             if frame is not None and event.compile_id.endswith("/0"):
-                for key in [k for k in self._rows if (_frame_number(k) or 0) >= frame]:
-                    if _frame_number(key) is not None:
-                        del self._rows[key]
+                stale = [
+                    k for k in self._rows if (f := _frame_number(k)) is not None and f >= frame
+                ]
+                for key in stale:
+                    del self._rows[key]
             self._frames[event.compile_id] = event
             self._rows.pop(event.compile_id, None)
             return
