@@ -11,6 +11,7 @@
 #include "compiler/ir/error.h"
 #include "python/bisect_binding.h"
 #include "python/compiled_graph.h"
+#include "python/python_fallback.h"
 #include "python/registry_binding.h"
 #include "python/trace_binding.h"
 
@@ -29,7 +30,8 @@ NB_MODULE(_C, m) {
   static nb::exception<Error> loupeError(m, "LoupeError");
 
   bindRegistry(m);
-  bindTrace(m); // before the classes whose methods take a Trace
+  bindTrace(m);    // before the classes whose methods take a Trace
+  bindFallback(m); // before the callbacks that receive a FallbackRequest
   bindBisect(m);
   bindCompiledGraph(m);
 }

@@ -49,11 +49,11 @@ def fallback_for(lir: LirGraph) -> Callable:
     """The runtime's callback for the graph's opaque nodes. It closes over the conversion's
     side table only, never over the compiled graph that holds it."""
 
-    def fallback(name: str, op: str, inputs: list, outputs: list, symbols: dict) -> list:
+    def fallback(name: str, op: str, inputs: list, request: Any) -> list:
         call = lir.fallbacks.get(name)
         if call is None:
             raise RuntimeError(f"loupe: no fallback recorded for node %{name} ({op})")
-        return run_fallback(call, inputs, outputs, symbols)
+        return run_fallback(call, inputs, request)
 
     return fallback
 

@@ -65,6 +65,16 @@ class FallbackCall:
     target: Callable[..., Any]
     args: tuple
     kwargs: dict
+    # The dtype of each result the Loupe node declares (None: not requested, never read); a
+    # result of another dtype is copied into the node's buffer, converted.
+    dtypes: tuple = ()
+
+    def __post_init__(self):
+        # Worked out once: most calls have operands to put back and nothing symbolic.
+        leaves = []
+        torch.fx.node.map_aggregate((self.args, self.kwargs), leaves.append)
+        self.fills = any(isinstance(leaf, (Slot, SymValue)) for leaf in leaves)
+        self.symbolic = any(isinstance(leaf, SymValue) for leaf in leaves)
 
 
 @dataclass
@@ -639,11 +649,12 @@ class _Converter:
                     types[i] = type_text(v.dtype, list(v.shape))
 
         op = _op_name(target)
+        dtypes = tuple(v.dtype if isinstance(v, torch.Tensor) else None for v in vals)
         if op not in self.registered:
-            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
+            self.fallbacks[names[0]] = self._fallback_call(target, node.name, template, dtypes)
         elif _graph_device.get() != "cpu":
             try:
-                self.fallbacks[names[0]] = self._fallback_call(target, node.name, template)
+                self.fallbacks[names[0]] = self._fallback_call(target, node.name, template, dtypes)
             except ConversionError:
                 pass  # Loupe runs it; kernel selection never leaves it to the fallback
         line = f"  {', '.join(value_ref(n) for n in names)} = {op}({', '.join(operands)})"
@@ -700,7 +711,7 @@ class _Converter:
         shape = list(like.shape) if order is None else [like.shape[d] for d in order]
         source = x if order is None else value_ref(name + ".source")
         self.fallbacks[name + (".physical" if order else "")] = FallbackCall(
-            torch.ops.aten.bernoulli.p, (Slot(0), p), {}
+            torch.ops.aten.bernoulli.p, (Slot(0), p), {}, (like.dtype,)
         )
         lines = []
         if order:
@@ -773,7 +784,7 @@ class _Converter:
         return Slot(len(operands) - 1)
 
     def _fallback_call(
-        self, target: torch._ops.OpOverload, name: str, template: dict[str, Any]
+        self, target: torch._ops.OpOverload, name: str, template: dict[str, Any], dtypes: tuple
     ) -> FallbackCall:
         """The op's arguments with its operands as Slots and its symbolic ints as SymValues,
         evaluated at run time from the graph's symbols (self.symbols, bound from the inputs)."""
@@ -801,7 +812,7 @@ class _Converter:
                 kwargs[arg.name] = value
             else:
                 args.append(value)
-        return FallbackCall(target, tuple(args), kwargs)
+        return FallbackCall(target, tuple(args), kwargs, dtypes)
 
 
 def fx_to_lir(
@@ -832,38 +843,47 @@ def symbolic_outputs(lir: LirGraph, inputs: list) -> dict[Any, int]:
     return bindings
 
 
-def run_fallback(call: FallbackCall, inputs: list, outputs: list, symbols: dict[str, int]) -> list:
-    """Runs an opaque node's aten op on the runtime's tensors; `symbols` are the run's symbol
-    values by name, for the op's symbolic int arguments. Returns, per output, the op's result as
-    a DLPack capsule when the runtime can take it as it is (its own memory, the output's shape,
-    dtype and device: no copy), else None after copying it into the output."""
+# torch.Tensor.__dlpack__ without its Python checks (a result is never a tensor that needs grad).
+_to_dlpack = torch._C._to_dlpack
 
-    def fill(value):
-        if isinstance(value, Slot):
-            return inputs[value.index]
-        if isinstance(value, SymValue):
-            return int(value.expr.xreplace({s: symbols[s.name] for s in value.expr.free_symbols}))
-        return value
 
-    args = torch.fx.node.map_aggregate(call.args, fill)
-    kwargs = torch.fx.node.map_aggregate(call.kwargs, fill)
+def run_fallback(call: FallbackCall, inputs: list, request: Any) -> list:
+    """Runs an opaque node's aten op on the runtime's tensors. `request` (a FallbackRequest)
+    gives, only when asked, an output's planned buffer (`output(r)`) and the run's symbol values
+    by name (`symbols()`) for the op's symbolic int arguments. Returns, per output, the op's
+    result as a DLPack capsule when the runtime can take it as it is (its own memory, the
+    output's dtype: no copy), else None after copying it into the output, or None for a result
+    the node never asked for (nothing reads it)."""
+    args, kwargs = call.args, call.kwargs
+    if call.fills:
+        symbols = request.symbols() if call.symbolic else None
+
+        def fill(value):
+            if isinstance(value, Slot):
+                return inputs[value.index]
+            if isinstance(value, SymValue):
+                return int(
+                    value.expr.xreplace({s: symbols[s.name] for s in value.expr.free_symbols})
+                )
+            return value
+
+        args = torch.fx.node.map_aggregate(args, fill)
+        if kwargs:
+            kwargs = torch.fx.node.map_aggregate(kwargs, fill)
     result = call.target(*args, **kwargs)
     results = result if isinstance(result, (list, tuple)) else [result]
     results = [value for value in results if not _is_scalar_result(value)]  # as converted
     taken = []
-    for out, value in zip(outputs, results):
-        if value is None:  # a result the call was not asked for (output_mask): never read
-            out.zero_()
+    for r, value in enumerate(results):
+        if value is None or call.dtypes[r] is None:  # not asked for (output_mask): never read
             taken.append(None)
         elif (
-            value.dtype == out.dtype
-            and value.shape == out.shape
-            and value.device == out.device
+            value.dtype == call.dtypes[r]
             and not value._is_view()
             and all(value is not given for given in inputs)
         ):
-            taken.append(torch._C._to_dlpack(value))
+            taken.append(_to_dlpack(value))
         else:
-            out.copy_(value)
+            request.output(r).copy_(value)
             taken.append(None)
     return taken
