@@ -1,6 +1,6 @@
 // constant-folding: evaluates, at compile time, every pure registered node whose tensor
-// operands are all literal constants (and factory ops such as aten.full whose attributes are
-// all known), with the op's reference implementation, and replaces its results by
+// operands are all literal constants or views of them (and factory ops such as aten.full whose
+// attributes are all known), with the op's reference implementation, and replaces its results by
 // loupe.constant nodes. The result of one fold feeds the next, so chains collapse in one walk.
 //
 // Limits, and why:
@@ -10,6 +10,10 @@
 // - Nothing with a symbolic shape or attribute is folded: its size is only known at run time.
 // - A result that is not contiguous (a permute of a constant) is left alone: a constant is
 //   always contiguous, and changing a value's strides would change its users' inferred types.
+//   What reads such a view is folded all the same: its operand is evaluated through the views
+//   (knownValue). A model's masks are built this way from aranges, through expand and slice,
+//   into cat, cumsum and index; left unfolded they ran every call, each a kernel launch or, on a
+//   device, an aten fallback through Python.
 #include <algorithm>
 
 #include "passes/pipeline.h"
@@ -19,6 +23,8 @@ namespace loupe {
 namespace {
 
 constexpr int64_t kMaxFoldedElements = 1024;
+// How many views may stand between a constant and the node folded through them.
+constexpr int kMaxViewChain = 16;
 
 bool hasSymbols(const AttrMap& attrs) {
   for (const auto& [name, value] : attrs.values()) {
@@ -38,6 +44,20 @@ bool isFoldableResult(const Value& result) {
   return count && *count <= kMaxFoldedElements && t.isContiguous();
 }
 
+// Whether `value`'s data is known at compile time: a literal constant, or a view of one (views
+// with strided results are not folded themselves, but they can be evaluated).
+bool knownValue(const Value* value, int depth = 0) {
+  if (!value) return false;
+  if (constantData(value)) return true;
+  const Node* node = value->definingNode();
+  if (!node || depth >= kMaxViewChain || !isRewritable(*node)) return false;
+  const OpInfo* info = registeredOp(*node);
+  if (info->kind != OpKind::View || !info->reference || hasSymbols(node->attrs())) return false;
+  auto operands = node->operands();
+  return std::all_of(operands.begin(), operands.end(),
+                     [&](const Value* v) { return !v || knownValue(v, depth + 1); });
+}
+
 bool isFoldable(const Node& node) {
   const OpInfo* info = registeredOp(node);
   if (!isRewritable(node) || !info->reference || node.op() == "loupe.constant") return false;
@@ -46,14 +66,27 @@ bool isFoldable(const Node& node) {
   auto operands = node.operands();
   auto results = node.results();
   return std::all_of(operands.begin(), operands.end(),
-                     [](const Value* v) { return !v || constantData(v); }) &&
+                     [](const Value* v) { return !v || knownValue(v); }) &&
          std::all_of(results.begin(), results.end(),
                      [](const Value* v) { return isFoldableResult(*v); });
 }
 
-Tensor materialize(const Value& constant) {
-  const Node& node = *constant.definingNode();
-  return runReference(*registeredOp(node), {}, node.attrs(), {constant.type()}, {})[0];
+// The data of a knownValue: the constant's, or the views' reference run on it.
+Tensor materialize(const Value& value) {
+  const Node& node = *value.definingNode();
+  std::vector<Tensor> inputs;
+  for (const Value* v : node.operands())
+    inputs.push_back(v ? materialize(*v) : Tensor());
+  std::vector<const Tensor*> inputPtrs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    inputPtrs.push_back(node.operand(i) ? &inputs[i] : nullptr);
+  std::vector<Type> types;
+  size_t which = 0;
+  for (size_t r = 0; r < node.numResults(); ++r) {
+    types.push_back(node.result(r)->type());
+    if (node.result(r) == &value) which = r;
+  }
+  return runReference(*registeredOp(node), inputPtrs, node.attrs(), types, {}).at(which);
 }
 
 // One value repeated is stored once: the common case of folded scalars and fills.

@@ -261,3 +261,22 @@ def test_median_of_a_0d_tensor_runs_compiled_forward_and_backward(trace_path):
     assert query(trace_path, "SELECT count(*) FROM run_errors") == [(0,)]
     statuses = query(trace_path, "SELECT status FROM compiles")
     assert statuses and all(status == "ok" for (status,) in statuses)
+
+
+def test_a_mask_built_from_sizes_alone_runs_no_kernel_of_its_own(trace_path):
+    """A model's mask built from aranges through expand and slice (as transformers builds its
+    attention masks) is folded into constants at compile time: no cat, cumsum or index kernel
+    runs per call, and the result is eager's."""
+
+    def f(x):
+        positions = torch.arange(x.shape[1]).unsqueeze(0).expand(x.shape[0], -1)
+        shifted = torch.cat([positions[:, :1] - 1, positions], dim=-1)
+        starts = (shifted[:, 1:] - shifted[:, :-1]) != 1
+        rows = torch.arange(x.shape[0])[:, None]
+        return x + starts.cumsum(-1)[rows, positions]
+
+    x = torch.randn(4, 16)
+    compiled = torch.compile(f, backend="loupe", dynamic=False, options={"trace": trace_path})
+    torch.testing.assert_close(compiled(x), f(x))
+    ops = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
+    assert not any(name in op for op in ops for name in ("cumsum", "aten.cat", "aten.index")), ops
