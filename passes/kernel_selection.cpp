@@ -18,6 +18,7 @@
 //   generator supports them (its source and strategy kept in the choice);
 // - aten.mm and aten.bmm in f32, bf16 and f16, and aten.addmm whose bias cuBLASLt adds in its
 //   epilogue (runsAsCudaLibraryKernel): cuBLASLt;
+// - aten.embedding with a 2-D table (isCudaGatherOp): the runtime's row gather kernel;
 // - View ops: no kernel;
 // - every other aten op (and what the generator refuses): the op's own aten kernel on the same
 //   device, through the frontend's fallback, so a trace always names what ran;
@@ -170,6 +171,17 @@ private:
               "a contiguous copy on " + device + ": one memcpy, or the strided copy kernel");
       return;
     }
+    if (isCudaGatherOp(node, &whyNot)) {
+      setKind(choice, KernelKind::Library, "cuda:row-gather",
+              "Loupe's row gather kernel on " + device +
+                  ": one thread per 16 bytes of a row where sizes and addresses allow");
+      choice.rejected.push_back({KernelKind::Fallback, device,
+                                 "aten's embedding through the frontend: a Python round trip "
+                                 "per call"});
+      return;
+    }
+    if (node.op() == "aten.embedding")
+      choice.rejected.push_back({KernelKind::Library, device, whyNot});
     if (!node.op().starts_with("aten.") && info) {
       setReference(choice, "no aten kernel for " + node.op() +
                                ": Loupe's reference runs on the host, its result is copied to " +

@@ -10,57 +10,11 @@
 #include "compiler/runtime/cuda/cuda_device_memory.h"
 #include "compiler/runtime/cuda/cuda_driver.h"
 #include "compiler/runtime/cuda/cuda_module.h"
+#include "compiler/runtime/cuda_fixed_kernels.h"
 
 namespace loupe {
 
 namespace {
-
-// Tensors of up to this rank are copied by the strided copy kernels.
-constexpr int kCopyMaxRank = 8;
-
-// Copies between two layouts of one shape, one element per thread in a grid-stride loop, for
-// each element size: the only kernels that are not generated from the graph (an output that is
-// a strided view, a value copied between layouts). Each element's offsets take a division per
-// dim; in 64 bits that is a long software sequence, so a copy whose elements and offsets all fit
-// 32 bits (`narrow`, no negative stride) divides in 32 bits.
-constexpr const char* kCopySource = R"(
-struct LoupeCopyArgs {
-  long long n, rank, narrow;
-  long long sizes[8], from[8], to[8];
-  const char* source;
-  char* target;
-};
-template <typename T, typename I>
-__device__ void loupe_copy_as(const LoupeCopyArgs& a) {
-  I n = (I)a.n, rank = (I)a.rank;
-  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
-    I rest = i, from = 0, to = 0;
-    for (I d = rank; d-- > 0;) {
-      I size = (I)a.sizes[d], index = rest % size;
-      rest /= size;
-      from += index * (I)a.from[d];
-      to += index * (I)a.to[d];
-    }
-    ((T*)a.target)[to] = ((const T*)a.source)[from];
-  }
-}
-template <typename T>
-__device__ void loupe_copy(const LoupeCopyArgs& a) {
-  if (a.narrow) loupe_copy_as<T, unsigned int>(a);
-  else loupe_copy_as<T, long long>(a);
-}
-extern "C" __global__ void loupe_copy_1(LoupeCopyArgs a) { loupe_copy<unsigned char>(a); }
-extern "C" __global__ void loupe_copy_2(LoupeCopyArgs a) { loupe_copy<unsigned short>(a); }
-extern "C" __global__ void loupe_copy_4(LoupeCopyArgs a) { loupe_copy<unsigned int>(a); }
-extern "C" __global__ void loupe_copy_8(LoupeCopyArgs a) { loupe_copy<unsigned long long>(a); }
-)";
-
-struct CopyArgs {
-  int64_t n, rank, narrow;
-  int64_t sizes[kCopyMaxRank], from[kCopyMaxRank], to[kCopyMaxRank];
-  const void* source;
-  void* target;
-};
 
 std::string resourcesText(const std::vector<CudaEntryResources>& entries) {
   std::string text;
@@ -94,11 +48,6 @@ std::string dims(const unsigned d[3]) {
 
 } // namespace
 
-struct CudaBackend::Copier {
-  std::unique_ptr<CudaModule> module;
-  void* functions[4] = {}; // by log2 of the element size
-};
-
 bool cudaBackendAvailable(std::string* why) {
   std::string reason;
   if (!cudaDriverAvailable(&reason)) {
@@ -117,6 +66,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(std::move(option
   multiprocessors_ = info.multiprocessors;
   arch_ = cudaArch(options_.device);
   options_.compiler.arch = arch_;
+  fixed_ = std::make_unique<CudaFixedKernels>(options_.compiler, options_.device, multiprocessors_);
 }
 
 CudaBackend::~CudaBackend() = default;
@@ -150,47 +100,7 @@ void CudaBackend::copy(const Tensor& from, Tensor& to) {
     cudaCopyAsync(to.data(), from.data(), to.nbytes(), stream_);
     return;
   }
-  if (from.rank() > kCopyMaxRank)
-    throw Error("runtime", "no strided device copy of rank " + std::to_string(from.rank()) + " (" +
-                               from.describe() + ")");
-  if (!copier_) {
-    cudaUseDevice(options_.device);
-    GeneratedCudaKernel copies{kCopySource,
-                               {"loupe_copy_1", "loupe_copy_2", "loupe_copy_4", "loupe_copy_8"},
-                               "strided copy"};
-    CudaKernelBuild built = NvrtcCompiler(options_.compiler).build({copies}).front();
-    auto copier = std::make_unique<Copier>();
-    copier->module = std::make_unique<CudaModule>(built.cubin, options_.device);
-    for (int e = 0; e < 4; ++e) {
-      const std::string& entry = copies.entries[static_cast<size_t>(e)];
-      copier->functions[e] = copier->module->function(entry);
-      cudaCheckParameter(copier->functions[e], sizeof(CopyArgs), "kernel " + entry);
-    }
-    copier_ = std::move(copier);
-  }
-  CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), 0, {}, {}, {}, from.data(),
-                to.data()};
-  // Narrow when no stride is negative and the count and the largest offset either side reaches
-  // stay below 2^31 (the grid-stride index passes n by at most the grid's threads: below 2^32).
-  constexpr int64_t kNarrow = int64_t{1} << 31;
-  int64_t reachFrom = 0, reachTo = 0;
-  bool negative = false;
-  for (size_t d = 0; d < from.rank(); ++d) {
-    args.sizes[d] = from.size(d);
-    args.from[d] = from.strides()[d];
-    args.to[d] = to.strides()[d];
-    negative = negative || args.from[d] < 0 || args.to[d] < 0;
-    reachFrom += (from.size(d) - 1) * args.from[d];
-    reachTo += (to.size(d) - 1) * args.to[d];
-  }
-  args.narrow = !negative && args.n < kNarrow && reachFrom < kNarrow && reachTo < kNarrow;
-  size_t size = dtypeSize(from.dtype());
-  int which = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
-  unsigned block[3] = {256, 1, 1};
-  int64_t blocks = std::min<int64_t>((from.numel() + 255) / 256, int64_t{multiprocessors_} * 8);
-  unsigned grid[3] = {static_cast<unsigned>(std::max<int64_t>(blocks, 1)), 1, 1};
-  cudaLaunch(copier_->functions[which], grid, block, 0, stream_, &args, sizeof args,
-             [&] { return "strided copy of " + from.describe(); });
+  fixed_->copy(from, to, stream_);
 }
 
 Tensor CudaBackend::contiguousCopy(const Tensor& tensor) {
@@ -302,6 +212,7 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
   };
   if (isCudaCopyOp(node.op())) return true;
   std::string why;
+  if (isCudaGatherOp(node, &why)) return true;
   if (!runsAsCudaLibraryKernel(node, &why)) return refuse(why);
   if (!cublasLtAvailable(&why)) return refuse(why);
   return true;
@@ -312,6 +223,16 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
                                    std::vector<Tensor>& outputs) {
   if (isCudaCopyOp(node.op())) {
     copy(*inputs.at(0), outputs.at(0));
+    return;
+  }
+  if (isCudaGatherOp(node, nullptr)) {
+    // aten.embedding(weight, indices): rows of the weight, in the indices' shape.
+    Tensor table = *inputs.at(0), indices = contiguousCopy(*inputs.at(1));
+    if (table.strides()[1] != 1) table = contiguousCopy(table);
+    Tensor& out = outputs.at(0);
+    Tensor target = out.isContiguous() ? out : allocate(out.dtype(), out.shape());
+    fixed_->gatherRows(table, indices, target, stream_);
+    if (target.data() != out.data()) copy(target, out);
     return;
   }
   if (std::string why; !runsAsCudaLibraryKernel(node, &why)) throw Error("runtime", why);

@@ -17,6 +17,7 @@
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_kernel_abi.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
+#include "compiler/runtime/cuda_fixed_kernels.h"
 #include "compiler/runtime/device_backend.h"
 
 namespace loupe {
@@ -61,7 +62,6 @@ public:
 
 private:
   struct Kernel;
-  struct Copier;
   Tensor contiguousCopy(const Tensor& tensor);
   void* reductionWorkspace(size_t bytes);
 
@@ -70,8 +70,8 @@ private:
   std::string arch_;
   void* stream_ = nullptr;
   std::vector<Kernel> kernels_;
-  std::unique_ptr<Copier> copier_; // the strided copy kernels, built on first use
-  Tensor workspace_;               // cuBLASLt's, allocated on first use
+  std::unique_ptr<CudaFixedKernels> fixed_; // the strided copy and the row gather
+  Tensor workspace_;                        // cuBLASLt's, allocated on first use
   // The split reductions' workspace: allocated when a launch first needs one, grown
   // geometrically, its counters zeroed once on allocation (each launch leaves them zero). The
   // buffers it outgrew stay alive with the backend: a CUDA graph captured earlier may still

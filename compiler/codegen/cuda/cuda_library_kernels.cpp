@@ -47,4 +47,20 @@ bool runsAsCudaLibraryKernel(const Node& node, std::string* whyNot) {
   return true;
 }
 
+bool isCudaGatherOp(const Node& node, std::string* whyNot) {
+  if (node.op() != "aten.embedding") return refuse(whyNot, "not a row lookup");
+  const Value* table = node.operand(0);
+  const Value* indices = node.numOperands() > 1 ? node.operand(1) : nullptr;
+  if (!table || !indices || !table->type().isTensor() || !indices->type().isTensor() ||
+      node.numResults() != 1)
+    return refuse(whyNot, "aten.embedding without a table, indices and one result");
+  if (table->tensorType().rank() != 2)
+    return refuse(whyNot, "the row gather takes a 2-D table, not " + table->type().str());
+  DType index = indices->tensorType().dtype;
+  if (index != DType::I64 && index != DType::I32)
+    return refuse(whyNot, "the row gather takes int64 or int32 indices, not " +
+                              std::string(dtypeName(index)));
+  return true;
+}
+
 } // namespace loupe

@@ -1,5 +1,6 @@
-// The ops the CUDA backend runs as library kernels (cuBLASLt), decided from the IR alone so that
-// the decomposition pass (which keeps such an op whole), kernel selection and the runtime agree.
+// The ops the CUDA backend runs as library kernels (cuBLASLt, the row gather), decided from the IR
+// alone so that the decomposition pass (which keeps such an op whole), kernel selection and the
+// runtime agree.
 #pragma once
 
 #include <string>
@@ -15,5 +16,10 @@ bool runsAsCudaLibraryKernel(const Node& node, std::string* whyNot);
 
 // Whether the library kernel of `node` adds the bias in cuBLASLt's epilogue (aten.addmm).
 bool cudaLibraryKernelAddsBias(const Node& node);
+
+// aten.embedding (a lookup of rows: a model's token and position embeddings) whose table is 2-D
+// and whose indices are int64 or int32: the runtime's row gather kernel
+// (compiler/runtime/cuda_fixed_kernels.h). When not, *whyNot says why.
+bool isCudaGatherOp(const Node& node, std::string* whyNot);
 
 } // namespace loupe

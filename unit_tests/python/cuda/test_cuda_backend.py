@@ -292,6 +292,27 @@ def test_ops_loupe_does_not_generate_run_as_aten_on_the_device(trace_path):
     assert any(kind == "fallback" and target == "cuda:0" for kind, target, _ in rows), rows
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("width", [768, 7])  # 16-byte units; units of one element
+def test_embedding_is_the_row_gather_kernel(trace_path, dtype, width):
+    def f(table, ids, ids32):
+        # A table whose rows are narrower than its row stride, and misaligned; int32 indices.
+        return F.embedding(ids, table[:, 1:]) * 2, F.embedding(ids32, table)
+
+    compiled = compile_strict(f, trace_path)
+    table = torch.randn(103, width, device="cuda", dtype=dtype)
+    ids = torch.randint(0, 100, (4, 33), device="cuda")
+    ids32 = torch.randint(0, 103, (5,), device="cuda", dtype=torch.int32)
+    eager = f(table, ids, ids32)
+    result = compiled(table, ids, ids32)
+    for got, want in zip(result, eager):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    rows = query(
+        trace_path, "SELECT kind, op_summary FROM kernels WHERE op_summary LIKE '%embedding%'"
+    )
+    assert rows and all("cuda:row-gather" in summary for _, summary in rows), rows
+
+
 def test_the_trace_says_what_ran_on_the_gpu(trace_path):
     compiled = compile_strict(Mlp().cuda(), trace_path)
     compiled(torch.randn(8, 256, device="cuda"))

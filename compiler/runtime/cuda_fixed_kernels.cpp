@@ -1,0 +1,209 @@
+// The CUDA kernels that are not generated from a graph (cuda_fixed_kernels.h).
+#include "compiler/runtime/cuda_fixed_kernels.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/error.h"
+#include "compiler/runtime/cuda/cuda_driver.h"
+#include "compiler/runtime/cuda/cuda_module.h"
+
+namespace loupe {
+
+namespace {
+
+// The copy: one element per thread in a grid-stride loop, for each element size. Each element's
+// offsets take a division per dim; in 64 bits that is a long software sequence, so a copy whose
+// elements and offsets all fit 32 bits (`narrow`, no negative stride) divides in 32 bits.
+// The gather: one unit (1 to 16 bytes) per thread in a grid-stride loop.
+constexpr const char* kSource = R"(
+struct LoupeCopyArgs {
+  long long n, rank, narrow;
+  long long sizes[8], from[8], to[8];
+  const char* source;
+  char* target;
+};
+template <typename T, typename I>
+__device__ void loupe_copy_as(const LoupeCopyArgs& a) {
+  I n = (I)a.n, rank = (I)a.rank;
+  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
+    I rest = i, from = 0, to = 0;
+    for (I d = rank; d-- > 0;) {
+      I size = (I)a.sizes[d], index = rest % size;
+      rest /= size;
+      from += index * (I)a.from[d];
+      to += index * (I)a.to[d];
+    }
+    ((T*)a.target)[to] = ((const T*)a.source)[from];
+  }
+}
+template <typename T>
+__device__ void loupe_copy(const LoupeCopyArgs& a) {
+  if (a.narrow) loupe_copy_as<T, unsigned int>(a);
+  else loupe_copy_as<T, long long>(a);
+}
+extern "C" __global__ void loupe_copy_1(LoupeCopyArgs a) { loupe_copy<unsigned char>(a); }
+extern "C" __global__ void loupe_copy_2(LoupeCopyArgs a) { loupe_copy<unsigned short>(a); }
+extern "C" __global__ void loupe_copy_4(LoupeCopyArgs a) { loupe_copy<unsigned int>(a); }
+extern "C" __global__ void loupe_copy_8(LoupeCopyArgs a) { loupe_copy<unsigned long long>(a); }
+
+struct LoupeGatherArgs {
+  long long n, rowUnits, tableRowUnits, rows, wideIndices;
+  const void* indices;
+  const char* table;
+  char* out;
+};
+template <typename T>
+__device__ void loupe_gather(const LoupeGatherArgs& a) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.n;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long row = i / a.rowUnits, column = i - row * a.rowUnits;
+    long long index = a.wideIndices ? ((const long long*)a.indices)[row]
+                                    : (long long)((const int*)a.indices)[row];
+    if (index < 0 || index >= a.rows) __trap();
+    ((T*)a.out)[i] = ((const T*)a.table)[index * a.tableRowUnits + column];
+  }
+}
+extern "C" __global__ void loupe_gather_1(LoupeGatherArgs a) { loupe_gather<unsigned char>(a); }
+extern "C" __global__ void loupe_gather_2(LoupeGatherArgs a) { loupe_gather<unsigned short>(a); }
+extern "C" __global__ void loupe_gather_4(LoupeGatherArgs a) { loupe_gather<unsigned int>(a); }
+extern "C" __global__ void loupe_gather_8(LoupeGatherArgs a) { loupe_gather<unsigned long long>(a); }
+extern "C" __global__ void loupe_gather_16(LoupeGatherArgs a) { loupe_gather<uint4>(a); }
+)";
+
+struct CopyArgs {
+  int64_t n, rank, narrow;
+  int64_t sizes[CudaFixedKernels::kMaxRank], from[CudaFixedKernels::kMaxRank],
+      to[CudaFixedKernels::kMaxRank];
+  const void* source;
+  void* target;
+};
+
+struct GatherArgs {
+  int64_t n, rowUnits, tableRowUnits, rows, wideIndices;
+  const void* indices;
+  const void* table;
+  void* out;
+};
+
+const std::vector<std::string> kCopyEntries = {"loupe_copy_1", "loupe_copy_2", "loupe_copy_4",
+                                               "loupe_copy_8"};
+const std::vector<std::string> kGatherEntries = {
+    "loupe_gather_1", "loupe_gather_2", "loupe_gather_4", "loupe_gather_8", "loupe_gather_16"};
+
+// log2 of a power-of-two byte count up to 16.
+int log2Bytes(size_t bytes) {
+  int log = 0;
+  while ((size_t{1} << log) < bytes)
+    ++log;
+  return log;
+}
+
+unsigned gridFor(int64_t n, int multiprocessors) {
+  int64_t blocks = std::min<int64_t>((n + 255) / 256, int64_t{multiprocessors} * 8);
+  return static_cast<unsigned>(std::max<int64_t>(blocks, 1));
+}
+
+} // namespace
+
+struct CudaFixedKernels::Module {
+  std::unique_ptr<CudaModule> module;
+  void* copies[4] = {};  // by log2 of the element size
+  void* gathers[5] = {}; // by log2 of the unit size
+};
+
+CudaFixedKernels::CudaFixedKernels(NvrtcOptions options, int device, int multiprocessors)
+    : options_(std::move(options)), device_(device), multiprocessors_(multiprocessors) {}
+
+CudaFixedKernels::~CudaFixedKernels() = default;
+
+CudaFixedKernels::Module& CudaFixedKernels::module() {
+  if (module_) return *module_;
+  cudaUseDevice(device_);
+  std::vector<std::string> entries = kCopyEntries;
+  entries.insert(entries.end(), kGatherEntries.begin(), kGatherEntries.end());
+  GeneratedCudaKernel source{kSource, entries, "strided copy and row gather"};
+  CudaKernelBuild built = NvrtcCompiler(options_).build({source}).front();
+  auto loaded = std::make_unique<Module>();
+  loaded->module = std::make_unique<CudaModule>(built.cubin, device_);
+  auto load = [&](const std::string& entry, size_t argBytes) {
+    void* function = loaded->module->function(entry);
+    cudaCheckParameter(function, argBytes, "kernel " + entry);
+    return function;
+  };
+  for (size_t e = 0; e < kCopyEntries.size(); ++e)
+    loaded->copies[e] = load(kCopyEntries[e], sizeof(CopyArgs));
+  for (size_t e = 0; e < kGatherEntries.size(); ++e)
+    loaded->gathers[e] = load(kGatherEntries[e], sizeof(GatherArgs));
+  module_ = std::move(loaded);
+  return *module_;
+}
+
+void CudaFixedKernels::copy(const Tensor& from, Tensor& to, void* stream) {
+  if (from.shape() != to.shape() || from.dtype() != to.dtype())
+    throw Error("runtime", "device copy from " + from.describe() + " into " + to.describe());
+  if (from.numel() == 0) return;
+  if (from.rank() > kMaxRank)
+    throw Error("runtime", "no strided device copy of rank " + std::to_string(from.rank()) + " (" +
+                               from.describe() + ")");
+  CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), 0, {}, {}, {}, from.data(),
+                to.data()};
+  // Narrow when no stride is negative and the count and the largest offset either side reaches
+  // stay below 2^31 (the grid-stride index passes n by at most the grid's threads: below 2^32).
+  constexpr int64_t kNarrow = int64_t{1} << 31;
+  int64_t reachFrom = 0, reachTo = 0;
+  bool negative = false;
+  for (size_t d = 0; d < from.rank(); ++d) {
+    args.sizes[d] = from.size(d);
+    args.from[d] = from.strides()[d];
+    args.to[d] = to.strides()[d];
+    negative = negative || args.from[d] < 0 || args.to[d] < 0;
+    reachFrom += (from.size(d) - 1) * args.from[d];
+    reachTo += (to.size(d) - 1) * args.to[d];
+  }
+  args.narrow = !negative && args.n < kNarrow && reachFrom < kNarrow && reachTo < kNarrow;
+  void* function = module().copies[log2Bytes(dtypeSize(from.dtype()))];
+  unsigned block[3] = {256, 1, 1};
+  unsigned grid[3] = {gridFor(args.n, multiprocessors_), 1, 1};
+  cudaLaunch(function, grid, block, 0, stream, &args, sizeof args,
+             [&] { return "strided copy of " + from.describe(); });
+}
+
+void CudaFixedKernels::gatherRows(const Tensor& table, const Tensor& indices, Tensor& out,
+                                  void* stream) {
+  bool wide = indices.dtype() == DType::I64;
+  if (table.rank() != 2 || table.strides()[1] != 1 || !indices.isContiguous() ||
+      !out.isContiguous() || (!wide && indices.dtype() != DType::I32) ||
+      out.dtype() != table.dtype() || out.numel() != indices.numel() * table.size(1))
+    throw Error("runtime", "row gather of " + table.describe() + " at " + indices.describe() +
+                               " into " + out.describe());
+  if (out.numel() == 0) return;
+  // The widest unit that divides a row, the table's row stride and both base addresses.
+  size_t element = dtypeSize(table.dtype());
+  size_t rowBytes = static_cast<size_t>(table.size(1)) * element;
+  size_t strideBytes = static_cast<size_t>(table.strides()[0]) * element;
+  size_t unit = 16;
+  auto fits = [&](size_t u) {
+    return rowBytes % u == 0 && strideBytes % u == 0 &&
+           reinterpret_cast<uintptr_t>(table.data()) % u == 0 &&
+           reinterpret_cast<uintptr_t>(out.data()) % u == 0;
+  };
+  while (unit > element && !fits(unit))
+    unit /= 2;
+  GatherArgs args{static_cast<int64_t>(out.nbytes() / unit),
+                  static_cast<int64_t>(rowBytes / unit),
+                  static_cast<int64_t>(strideBytes / unit),
+                  table.size(0),
+                  wide ? 1 : 0,
+                  indices.data(),
+                  table.data(),
+                  out.data()};
+  void* function = module().gathers[log2Bytes(unit)];
+  unsigned block[3] = {256, 1, 1};
+  unsigned grid[3] = {gridFor(args.n, multiprocessors_), 1, 1};
+  cudaLaunch(function, grid, block, 0, stream, &args, sizeof args,
+             [&] { return "row gather of " + table.describe() + " at " + indices.describe(); });
+}
+
+} // namespace loupe
