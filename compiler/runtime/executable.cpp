@@ -539,6 +539,10 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
     for (size_t r = 0; r < outputs.size(); ++r) {
       Tensor& result = filled.at(r);
       if (result.data() == outputs[r].data()) continue;
+      if (result.shape() != outputs[r].shape())
+        throw Error("runtime", node.op() + " returned its result " + std::to_string(r) + " as " +
+                                   result.describe() + ", not the " + outputs[r].describe() +
+                                   " its shape function (the frontend's fake run) gave");
       // A result the callback made itself is the step's result where it lies: copying it into
       // the planned buffer cost a launch and its host time per result (cuDNN attention has five).
       bool asIs = result.shape() == outputs[r].shape() && result.dtype() == outputs[r].dtype() &&
