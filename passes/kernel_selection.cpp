@@ -18,6 +18,8 @@
 //   generator supports them (its source and strategy kept in the choice);
 // - aten.mm and aten.bmm in f32, bf16 and f16, and aten.addmm whose bias cuBLASLt adds in its
 //   epilogue (runsAsCudaLibraryKernel): cuBLASLt;
+// - a product and its activation in one epilogue group (passes/epilogue_fusion.cpp): cuBLASLt
+//   with the activation in its epilogue;
 // - aten.embedding with a 2-D table (isCudaGatherOp): the runtime's row gather kernel;
 // - View ops: no kernel;
 // - every other aten op (and what the generator refuses): the op's own aten kernel on the same
@@ -133,6 +135,19 @@ private:
   void chooseOnCuda(const Node& node, const OpInfo* info, KernelChoice& choice) const {
     const std::string device = device_.str();
     std::string whyNot;
+    if (std::optional<CudaMatmulEpilogue> epilogue = cudaMatmulEpilogueOf(node)) {
+      bool bias = cudaLibraryKernelAddsBias(*epilogue->product);
+      std::string activation = epilogue->relu ? "relu" : "gelu";
+      setKind(choice, KernelKind::Library,
+              std::string("cublaslt:matmul") + (bias ? "+bias" : "") + "+" + activation,
+              "cuBLASLt on " + device + (bias ? " with the bias and " : " with ") +
+                  (epilogue->relu ? "the relu" : "the tanh-GELU") +
+                  " applied in its epilogue, in fp32 before the one store");
+      choice.rejected.push_back({KernelKind::Generated, device,
+                                 "the activation as a kernel of its own: the product goes "
+                                 "through memory twice more"});
+      return;
+    }
     if (info && isCodegenCandidate(node, info)) {
       if (canGenerateCudaKernel(node, &whyNot)) {
         GeneratedCudaKernel kernel = generateCudaKernel(node, choice.name);

@@ -236,12 +236,19 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     return;
   }
   if (std::string why; !runsAsCudaLibraryKernel(node, &why)) throw Error("runtime", why);
+  // A product with its activation (an epilogue group) reads the product's operands: the group's
+  // inputs, by the body's parameters the product reads.
+  std::optional<CudaMatmulEpilogue> epilogue = cudaMatmulEpilogueOf(node);
+  const Node& product = epilogue ? *epilogue->product : node;
+  auto operand = [&](size_t i) -> const Tensor& {
+    return *inputs.at(epilogue ? product.operand(i)->index() : i);
+  };
   // aten.addmm(bias, a, b): the bias is added in cuBLASLt's epilogue, read as one dense row.
-  bool biased = cudaLibraryKernelAddsBias(node);
-  Tensor a = *inputs.at(biased ? 1 : 0), b = *inputs.at(biased ? 2 : 1);
-  Tensor bias = biased ? contiguousCopy(*inputs.at(0)) : Tensor();
+  bool biased = cudaLibraryKernelAddsBias(product);
+  Tensor a = operand(biased ? 1 : 0), b = operand(biased ? 2 : 1);
+  Tensor bias = biased ? contiguousCopy(operand(0)) : Tensor();
   Tensor& c = outputs.at(0);
-  bool batched = node.op() == "aten.bmm";
+  bool batched = product.op() == "aten.bmm";
   auto problemOf = [&](const Tensor& x, const Tensor& y) {
     MatmulProblem p;
     p.dtype = c.dtype();
@@ -258,10 +265,10 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     strides(x, p.aStrides);
     strides(y, p.bStrides);
     strides(c, p.cStrides);
-    if (biased) {
-      p.epilogue = MatmulEpilogue::Bias;
-      p.biasDType = bias.dtype();
-    }
+    if (biased) p.biasDType = bias.dtype();
+    p.epilogue = !epilogue        ? (biased ? MatmulEpilogue::Bias : MatmulEpilogue::None)
+                 : epilogue->relu ? (biased ? MatmulEpilogue::BiasRelu : MatmulEpilogue::Relu)
+                                  : (biased ? MatmulEpilogue::BiasGelu : MatmulEpilogue::Gelu);
     return p;
   };
   MatmulProblem problem = problemOf(a, b);
@@ -271,7 +278,7 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     b = contiguousCopy(b);
     problem = problemOf(a, b);
     if (std::string why = cublasLtCannotRun(problem); !why.empty())
-      throw Error("runtime", "cuBLASLt cannot run " + node.op() + ": " + why);
+      throw Error("runtime", "cuBLASLt cannot run " + product.op() + ": " + why);
   }
   if (c.numel() == 0) return;
   if (!workspace_.defined()) workspace_ = allocate(DType::U8, {int64_t{kCublasLtWorkspaceBytes}});

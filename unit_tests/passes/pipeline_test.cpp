@@ -42,6 +42,7 @@ TEST(Pipeline, DefaultOrderRunsRewritesBeforeFusionAndPlanning) {
                                        "cse",
                                        "dce",
                                        "layout",
+                                       "epilogue-fusion",
                                        "pointwise-fusion",
                                        "reduction-fusion",
                                        "row-fusion",
@@ -77,10 +78,10 @@ TEST(Pipeline, NameCheckNamesTheCulpritAndEveryValidPass) {
     FAIL() << "an unknown pass must be an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "pipeline");
-    EXPECT_EQ(e.message(),
-              "unknown pass 'fuse' (valid passes: shape-propagation, decomposition, "
-              "constant-folding, algebraic-simplification, cse, dce, layout, pointwise-fusion, "
-              "reduction-fusion, row-fusion, kernel-selection, memory-planning)");
+    EXPECT_EQ(e.message(), "unknown pass 'fuse' (valid passes: shape-propagation, decomposition, "
+                           "constant-folding, algebraic-simplification, cse, dce, layout, "
+                           "epilogue-fusion, pointwise-fusion, "
+                           "reduction-fusion, row-fusion, kernel-selection, memory-planning)");
   }
 }
 

@@ -21,6 +21,10 @@ bool cudaLibraryKernelAddsBias(const Node& node) {
 }
 
 bool runsAsCudaLibraryKernel(const Node& node, std::string* whyNot) {
+  if (node.op() == "loupe.fused")
+    return cudaMatmulEpilogueOf(node) ? true
+                                      : refuse(whyNot, "a fused group that is not a product and "
+                                                       "its epilogue activation");
   const std::string& op = node.op();
   bool product = op == "aten.mm" || op == "aten.bmm";
   if (!product && !cudaLibraryKernelAddsBias(node))
@@ -61,6 +65,29 @@ bool isCudaGatherOp(const Node& node, std::string* whyNot) {
     return refuse(whyNot, "the row gather takes int64 or int32 indices, not " +
                               std::string(dtypeName(index)));
   return true;
+}
+
+bool isCudaEpilogueActivation(const Node& node) {
+  if (node.op() == "aten.relu") return true;
+  if (node.op() != "aten.gelu") return false;
+  const Attribute* approximate = node.attrs().find("approximate");
+  const auto* text = approximate ? std::get_if<std::string>(approximate) : nullptr;
+  return text && *text == "tanh";
+}
+
+std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
+  const Attribute* kind = node.op() == "loupe.fused" ? node.attrs().find("kind") : nullptr;
+  const auto* kindText = kind ? std::get_if<std::string>(kind) : nullptr;
+  if (!kindText || *kindText != "epilogue" || !node.hasBody()) return std::nullopt;
+  std::vector<Node*> members = node.body()->nodes();
+  if (members.size() != 2) return std::nullopt;
+  const Node* product = members[0];
+  const Node* activation = members[1];
+  if ((product->op() != "aten.mm" && product->op() != "aten.addmm") ||
+      !runsAsCudaLibraryKernel(*product, nullptr) || !isCudaEpilogueActivation(*activation) ||
+      activation->operand(0) != product->result())
+    return std::nullopt;
+  return CudaMatmulEpilogue{product, activation->op() == "aten.relu"};
 }
 
 } // namespace loupe

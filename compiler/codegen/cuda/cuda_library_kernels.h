@@ -3,6 +3,7 @@
 // runtime agree.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "compiler/ir/graph.h"
@@ -21,5 +22,18 @@ bool cudaLibraryKernelAddsBias(const Node& node);
 // and whose indices are int64 or int32: the runtime's row gather kernel
 // (compiler/runtime/cuda_fixed_kernels.h). When not, *whyNot says why.
 bool isCudaGatherOp(const Node& node, std::string* whyNot);
+
+// An activation cuBLASLt's epilogue computes on a product: aten.relu, or aten.gelu with
+// approximate="tanh" (the epilogue's GELU is the tanh approximation, not erf).
+bool isCudaEpilogueActivation(const Node& node);
+
+// A product whose activation cuBLASLt applies in its epilogue: a loupe.fused {kind="epilogue"}
+// group (passes/epilogue_fusion.cpp) of an aten.mm or aten.addmm that runsAsCudaLibraryKernel
+// and the one isCudaEpilogueActivation that reads it.
+struct CudaMatmulEpilogue {
+  const Node* product = nullptr; // in the group's body
+  bool relu = false;             // else GELU
+};
+std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node);
 
 } // namespace loupe

@@ -169,6 +169,52 @@ def test_linear_bias_is_added_in_the_cublaslt_epilogue(trace_path, dtype):
     assert not any(k[0] == "generated" for k in kernels), kernels  # no kernel left for the add
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize(
+    "activation, implementation",
+    [
+        (torch.relu, "cublaslt:matmul+bias+relu"),
+        (lambda y: F.gelu(y, approximate="tanh"), "cublaslt:matmul+bias+gelu"),
+    ],
+)
+def test_a_linear_activation_runs_in_the_cublaslt_epilogue(
+    trace_path, dtype, activation, implementation
+):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(96, 200).cuda().to(dtype)
+
+    def f(x, weight, bias):
+        return activation(F.linear(x, weight, bias))
+
+    compiled = compile_strict(lambda x: f(x, linear.weight, linear.bias), trace_path)
+    x = torch.randn(37, 96, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        eager = f(x, linear.weight, linear.bias)
+        reference = f(x.double(), linear.weight.double(), linear.bias.double())
+        assert_close_to_reference(compiled(x), eager, reference)
+    kernels = query(trace_path, "SELECT kind, op_summary FROM kernels")
+    ran = [(kind, op) for kind, op in kernels if kind != "view"]
+    assert [kind for kind, _ in ran] == ["library"], kernels  # no kernel for the activation
+    assert implementation in ran[0][1], kernels
+
+
+def test_a_relu_epilogue_trains(trace_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 8)
+    ).cuda()
+    reference_model = [p.detach().double().requires_grad_(True) for p in model.parameters()]
+    compiled = compile_strict(model, trace_path)
+    x = torch.randn(16, 64, device="cuda")
+    compiled(x).square().sum().backward()
+    w1, b1, w2, b2 = reference_model
+    F.linear(torch.relu(F.linear(x.double(), w1, b1)), w2, b2).square().sum().backward()
+    for parameter, expected in zip(model.parameters(), reference_model):
+        torch.testing.assert_close(parameter.grad.double(), expected.grad, rtol=1e-4, atol=1e-4)
+    ops = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
+    assert any("cublaslt:matmul+bias+relu" in op for op in ops), ops
+
+
 def test_reductions_over_outer_and_inner_dims(trace_path):
     def f(x):
         return x.sum(0), x.amax(-1), x.mean((0, 2), keepdim=True)
