@@ -35,6 +35,10 @@ typedef __UINT32_TYPE__ uint32_t;
 #define INFINITY (__builtin_inff())
 #define NAN (__builtin_nanf(""))
 
+// A row group's row buffers (kernel_emitter.cpp), one per thread and call.
+extern "C" void* malloc(__SIZE_TYPE__) noexcept;
+extern "C" void free(void*) noexcept;
+
 struct LoupeKernelArgs {
   int64_t rank;
   const int64_t* sizes;
