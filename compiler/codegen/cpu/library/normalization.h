@@ -244,6 +244,9 @@ LOUPE_VECTOR_CLONES void layerNormBackwardRows(const T* g, const T* x, const T* 
     // grad_input = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
     auto meanG = static_cast<T>(sumG / n), meanGX = static_cast<T>(sumGX / n);
     T* gradIn = gradInput + r * width;
+    // The pragma matters at -O2 (development builds): 3.9 against 2.9 ms for 4096 x 768 rows on
+    // one thread with AVX2; -O3 (the Python package) vectorised the loop without it.
+#pragma omp simd
     for (int64_t j = 0; j < width; ++j)
       gradIn[j] = (grad[j] * weight[j] - meanG - xhat[j] * meanGX) * rowRstd;
   }
