@@ -111,6 +111,63 @@ def layer_norm_cases(rows: int, width: int) -> list[Case]:
     ]
 
 
+def batch_norm_cases(shape: list[int]) -> list[Case]:
+    """Training batch norm, forward and backward (all three gradients), as the CNN runs it."""
+    channels = shape[1]
+
+    def forward(x, w, b, running_mean, running_var):
+        return aten.native_batch_norm(x, w, b, running_mean, running_var, True, 0.1, 1e-5)
+
+    def backward_inputs():
+        x, w = randn(*shape), randn(channels)
+        _, mean, invstd = forward(
+            x, w, randn(channels), torch.zeros(channels), torch.ones(channels)
+        )
+        return [randn(*shape), x, w, torch.zeros(channels), torch.ones(channels), mean, invstd]
+
+    return [
+        Case(
+            "norm",
+            f"batch_norm {shape}",
+            forward,
+            lambda: (
+                [randn(*shape), randn(channels), randn(channels)]
+                + [torch.zeros(channels), torch.ones(channels)]
+            ),
+        ),
+        Case(
+            "norm",
+            f"batch_norm backward {shape}",
+            lambda g, x, w, rm, rv, m, s: aten.native_batch_norm_backward(
+                g, x, w, rm, rv, m, s, True, 1e-5, [True, True, True]
+            ),
+            backward_inputs,
+        ),
+    ]
+
+
+def softmax_cases(shape: list[int]) -> list[Case]:
+    """Attention's softmax: alone, and with the scale and causal mask before it, which Loupe
+    takes into the softmax's row kernel (passes/row_fusion.cpp) and eager runs as three ops."""
+    causal = torch.ones(shape[-2], shape[-1]).tril() == 0
+    return [
+        Case(
+            "row",
+            f"softmax {shape}",
+            lambda x: aten._softmax(x, -1, False),
+            lambda: [randn(*shape)],
+        ),
+        Case(
+            "row",
+            f"scale, causal mask, softmax {shape}",
+            lambda x, mask: aten._softmax(
+                aten.masked_fill(aten.mul(x, 0.125), mask, float("-inf")), -1, False
+            ),
+            lambda: [randn(*shape), causal],
+        ),
+    ]
+
+
 def cases() -> list[Case]:
     return [
         # The CNN: a 3-channel image to 32 and 64 channels, 2x2 pooling after each; a ResNet
@@ -162,6 +219,11 @@ def cases() -> list[Case]:
             lambda: [randn(512, 3072), randn(768, 3072).t()],
         ),
         *layer_norm_cases(4096, 768),
+        # The CNN's batch norms at bench/cpu.py's cnn_large sizes (batch 32, 64x64 images).
+        *batch_norm_cases([32, 8, 64, 64]),
+        *batch_norm_cases([32, 16, 32, 32]),
+        # bench/cpu.py's attention_large: 4 sequences of 256 tokens, 8 heads.
+        *softmax_cases([4, 8, 256, 256]),
     ]
 
 
@@ -202,7 +264,7 @@ def implementations(compiled) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", default="conv,pool,bmm,mm,norm", help="groups to run")
+    parser.add_argument("--ops", default="conv,pool,bmm,mm,norm,row", help="groups to run")
     parser.add_argument("--runs", type=int, default=30, help="timed calls each (default 30)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: as is)")

@@ -26,6 +26,11 @@ constexpr int64_t kParallelThreshold = 32768;
 // accumulator nor reassociates it.
 constexpr int kLanes = 8;
 
+// A row group's full-space value read again by a later pass is kept in a row buffer when
+// computing it again takes at least this many ops (exp(x - max) in a softmax: the subtraction
+// and the exp); a single op (layer norm's x - mean) costs less than the store and the load.
+constexpr int kRowCacheMinOps = 2;
+
 class KernelEmitter {
 public:
   KernelEmitter(const GroupAnalysis& group, const OpRegistry& registry)
@@ -91,11 +96,13 @@ private:
     return [this, dims](size_t p) { return "p" + std::to_string(p) + "[" + offset(p, dims) + "]"; };
   }
 
-  // Opens one loop per dim, all of them collapsed into one OpenMP loop when `parallel`.
-  void openLoops(const std::vector<size_t>& dims, bool parallel) {
+  // Opens one loop per dim, all of them collapsed into one OpenMP loop when `parallel` (shared
+  // by the threads of the enclosing parallel region when `inRegion`, else a region of its own).
+  void openLoops(const std::vector<size_t>& dims, bool parallel, bool inRegion = false) {
     if (parallel && !dims.empty())
-      line("#pragma omp parallel for collapse(" + std::to_string(dims.size()) + ") if (total > " +
-           std::to_string(kParallelThreshold) + ")");
+      line(inRegion ? "#pragma omp for collapse(" + std::to_string(dims.size()) + ")"
+                    : "#pragma omp parallel for collapse(" + std::to_string(dims.size()) +
+                          ") if (total > " + std::to_string(kParallelThreshold) + ")");
     for (size_t d : dims) {
       std::string i = "i" + std::to_string(d);
       line("for (int64_t " + i + " = 0; " + i + " < n[" + std::to_string(d) + "]; ++" + i + ")");
@@ -312,7 +319,19 @@ private:
       if (group_.space.at(group_.outputs[i]) == Space::Full)
         operands.push_back(group_.inputs.size() + i);
     if (innermostReduced) declareContiguity(operands);
-    openLoops(kept, true);
+    if (innermostReduced && group_.reducedDims.size() == 1) chooseRowCaches();
+    // Each thread's row buffers, allocated once per kernel call; a kernel without kept dims is
+    // one row on one thread.
+    bool region = !rowCaches_.empty() && !kept.empty();
+    if (region) {
+      line("#pragma omp parallel if (total > " + std::to_string(kParallelThreshold) + ")");
+      line("{");
+      ++indent_;
+    }
+    for (const RowCache& cache : rowCaches_)
+      line(cache.type + "* __restrict " + cache.buffer + " = static_cast<" + cache.type +
+           "*>(malloc(static_cast<__SIZE_TYPE__>(count) * sizeof(" + cache.type + ")));");
+    openLoops(kept, true, region);
     emitLoads(Space::Kept, strided(kept));
     emitNodes(Space::Kept, 0);
     for (int pass = 0; pass < group_.passes; ++pass) {
@@ -334,9 +353,53 @@ private:
     }
     emitStores(strided(kept), Space::Kept);
     closeLoops();
+    for (const RowCache& cache : rowCaches_)
+      line("free(" + cache.buffer + ");");
+    if (region) {
+      --indent_;
+      line("}");
+    }
   }
 
-  // Floating reductions accumulate in double whatever the input precision (docs/cpu-codegen.md).
+  // A full-space value of pass k that a later pass reads (a node of that pass uses it, or it is
+  // an output, stored by the last pass), kept per row in a buffer of the row's length instead of
+  // computed again by each later pass when that takes kRowCacheMinOps ops or more (counting back
+  // to the inputs, the kept values and the values kept in buffers). Its pass stores it at the
+  // row's index, the later passes load it there.
+  struct RowCache {
+    const Value* value;
+    std::string buffer, type;
+  };
+  void chooseRowCaches() {
+    std::map<const Value*, int> readLater; // the last pass reading each value
+    auto read = [&](const Value* value, int pass) {
+      if (pass > group_.passOf(value)) readLater[value] = std::max(readLater[value], pass);
+    };
+    for (const Node* node : group_.nodes)
+      if (!isConstantNode(node) && !group_.isReduction(node))
+        for (const Value* operand : node->operands())
+          read(operand, group_.passOf(node->result()));
+    for (const Value* output : group_.outputs)
+      if (group_.space.at(output) == Space::Full) read(output, group_.passes - 1);
+    std::map<const Value*, int> ops; // to compute a value again in a later pass
+    for (const Node* node : group_.nodes) {
+      if (isConstantNode(node) || group_.isReduction(node)) continue;
+      const Value* value = node->result();
+      if (group_.space.at(value) != Space::Full) continue;
+      int count = 1;
+      for (const Value* operand : node->operands())
+        if (auto found = ops.find(operand); found != ops.end()) count += found->second;
+      bool cached = readLater.count(value) && count >= kRowCacheMinOps;
+      ops[value] = cached ? 0 : count;
+      if (cached)
+        rowCaches_.push_back({value, "row" + std::to_string(rowCaches_.size()),
+                              computeType(value->tensorType().dtype)});
+    }
+  }
+
+  // Floating reductions accumulate in double whatever the input precision (docs/cpu-codegen.md),
+  // except those whose result is one of their inputs (amax, amin): exact in the input's own
+  // precision, they accumulate in it, which halves the vector work of a softmax's max pass.
   struct Accumulator {
     const Node* reduction;
     const ReductionRecipe* recipe;
@@ -346,7 +409,9 @@ private:
   Accumulator accumulator(size_t r) const {
     const Node* reduction = group_.reductions[r];
     const ReductionRecipe* recipe = &*registry_.find(reduction->op())->reduction;
-    DType dtype = isFloating(reduction->operand(0)->tensorType().dtype) ? DType::F64 : DType::I64;
+    DType input = reduction->operand(0)->tensorType().dtype;
+    bool picksAnInput = reduction->op() == "aten.amax" || reduction->op() == "aten.amin";
+    DType dtype = !isFloating(input) ? DType::I64 : picksAnInput ? input : DType::F64;
     return {reduction,
             recipe,
             dtype,
@@ -361,11 +426,23 @@ private:
                 const std::vector<size_t>& operands, const std::vector<size_t>& all,
                 bool innermostReduced) {
     bool last = pass == group_.passes - 1;
+    // `row`: the index along the row, where the row caches are read and written.
     auto body = [&](const Addressing& element,
-                    const std::function<std::string(const Accumulator&)>& into) {
+                    const std::function<std::string(const Accumulator&)>& into,
+                    const std::string& row) {
       auto names = names_;
       emitLoads(Space::Full, element);
+      for (const RowCache& cache : rowCaches_)
+        if (group_.passOf(cache.value) < pass) {
+          names_[cache.value] = "v" + std::to_string(counter_++);
+          line("const " + cache.type + " " + names_[cache.value] + " = " + cache.buffer + "[" +
+               row + "];");
+        }
       emitNodes(Space::Full, pass);
+      if (!last)
+        for (const RowCache& cache : rowCaches_)
+          if (group_.passOf(cache.value) == pass)
+            line(cache.buffer + "[" + row + "] = " + names_.at(cache.value) + ";");
       for (const Accumulator& acc : folded)
         line(into(acc) + " = " +
              acc.recipe->combine(into(acc), operandAs(acc.reduction->operand(0), acc.dtype)) + ";");
@@ -373,16 +450,16 @@ private:
       names_ = std::move(names);
     };
     auto whole = [](const Accumulator& acc) { return acc.name; };
+    std::string last_ = std::to_string(all.back());
     if (!innermostReduced) {
       openLoops(group_.reducedDims, false);
-      body(strided(all), whole);
+      body(strided(all), whole, "i" + last_);
       closeLoops();
       return;
     }
     std::vector<size_t> outerReduced(group_.reducedDims.begin(), group_.reducedDims.end() - 1);
     std::vector<size_t> outer(all.begin(), all.end() - 1);
     openLoops(outerReduced, false);
-    std::string last_ = std::to_string(all.back());
     emitInnerLoop(
         operands, outer,
         [&](const Addressing& fast, const std::string& index) {
@@ -407,7 +484,7 @@ private:
                 return element.substr(0, element.size() - 1) +
                        (element.ends_with("[0]") ? "]" : " + l]");
               },
-              [](const Accumulator& acc) { return "lane_" + acc.name + "[l]"; });
+              [](const Accumulator& acc) { return "lane_" + acc.name + "[l]"; }, index + " + l");
           --indent_;
           line("}");
           --indent_;
@@ -417,13 +494,13 @@ private:
                  acc.recipe->combine(acc.name, "lane_" + acc.name + "[l]") + ";");
           line("for (; " + index + " < n[" + last_ + "]; ++" + index + ") {");
           ++indent_;
-          body(fast, whole);
+          body(fast, whole, index);
           --indent_;
           line("}");
         },
         [&] {
           openLoops({all.back()}, false);
-          body(strided(all), whole);
+          body(strided(all), whole, "i" + last_);
           closeLoops();
         });
     closeLoops();
@@ -431,6 +508,7 @@ private:
 
   const GroupAnalysis& group_;
   const OpRegistry& registry_;
+  std::vector<RowCache> rowCaches_;
   std::map<const Value*, std::string> names_;
   std::string out_;
   int indent_ = 0;

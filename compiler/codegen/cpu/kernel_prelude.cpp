@@ -11,7 +11,8 @@
 // Compiled with LOUPE_VECTOR_MATH (cpu_isa.h), the transcendental ones are declared
 // `omp declare simd` under their C names instead, so that in an `omp simd` loop GCC calls
 // glibc's libmvec vector variants (up to 4 ulp, where the scalar functions are within 1), and
-// the scalar code outside such loops calls the same C functions as before.
+// the scalar code outside such loops calls the same C functions as before. `loupe_exp(float)`
+// also steers clear of libmvec's slow path for results below the smallest normal float (below).
 //
 // Only the guard's closing line is a bare "#endif": readers of a kernel's source (the viewer's
 // kernels panel, gui/viewmodel/source_highlight.cpp) find the end of the prelude by it, so the
@@ -35,6 +36,10 @@ typedef __UINT32_TYPE__ uint32_t;
 #define INFINITY (__builtin_inff())
 #define NAN (__builtin_nanf(""))
 
+// A row group's row buffers (kernel_emitter.cpp), one per thread and call.
+extern "C" void* malloc(__SIZE_TYPE__) noexcept;
+extern "C" void free(void*) noexcept;
+
 struct LoupeKernelArgs {
   int64_t rank;
   const int64_t* sizes;
@@ -56,10 +61,41 @@ struct LoupeKernelArgs {
   }                                                                                            \
   static inline float loupe_##name(float x) { return name##f(x); }                              \
   static inline double loupe_##name(double x) { return name(x); }
+// libmvec's vector expf computes the whole vector again with the scalar function when one
+// lane's result is not a normal float (x below -87.34, the smallest normal's logarithm): 10 to 40
+// times slower a vector, and every softmax row that a causal mask fills with -inf hits it. There
+// exp(x) is exp(x / 2) squared (x / 2 is in the fast range; the square is subnormal, within 3 of
+// its ulps), and zero below -104, where the square rounds to zero (-inf included). The lanes are
+// picked with bit masks, not selects: GCC threads a select before the call and one after it on
+// the same condition into two calls, one of them on the slow input. (The same for double, below
+// -708.4, kept the baseline's loops scalar: SSE2 has no 64-bit integer compares for its masks.)
+extern "C" {
+_Pragma("omp declare simd notinbranch") float expf(float) noexcept;
+_Pragma("omp declare simd notinbranch") double exp(double) noexcept;
+}
+static inline uint32_t loupe_bits(float x) {
+  uint32_t b;
+  __builtin_memcpy(&b, &x, 4);
+  return b;
+}
+static inline float loupe_float(uint32_t b) {
+  float x;
+  __builtin_memcpy(&x, &b, 4);
+  return x;
+}
+static inline float loupe_exp(float x) {
+  uint32_t keep = -static_cast<uint32_t>(!(x < -104.0f));  // all ones unless the result is 0
+  uint32_t fast = -static_cast<uint32_t>(!(x < -87.33654f)); // all ones where expf is fast
+  float half = loupe_float((loupe_bits(0.5f) & ~fast) | (loupe_bits(1.0f) & fast));
+  float e = expf(loupe_float(loupe_bits(x) & keep) * half);
+  float r = loupe_float((loupe_bits(e * e) & ~fast) | (loupe_bits(e) & fast));
+  return loupe_float(loupe_bits(r) & keep);
+}
+static inline double loupe_exp(double x) { return exp(x); }
 #else
 #define LOUPE_VECTOR_MATH_1(name) LOUPE_MATH_1(name)
+LOUPE_MATH_1(exp)
 #endif // LOUPE_VECTOR_MATH
-LOUPE_VECTOR_MATH_1(exp)
 LOUPE_VECTOR_MATH_1(log)
 LOUPE_VECTOR_MATH_1(log1p)
 LOUPE_VECTOR_MATH_1(expm1)

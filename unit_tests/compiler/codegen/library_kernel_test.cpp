@@ -18,16 +18,19 @@ struct BatchNormCase {
   std::string op;
   std::optional<bool> training; // absent for the inference-only form
   size_t results;
+  std::vector<int64_t> shape = {4, 3, 5, 6};
 };
 
 class BatchNormLibraryKernel : public ::testing::TestWithParam<BatchNormCase> {};
 
 TEST_P(BatchNormLibraryKernel, MatchesTheReferenceOnRandomInputs) {
   const BatchNormCase& form = GetParam();
+  int64_t channels = form.shape[1];
   Graph graph("batch_norm");
-  std::vector<Value*> operands = {graph.addInput(tensorType(DType::F32, {4, 3, 5, 6}), "x")};
+  std::vector<Value*> operands = {
+      graph.addInput(tensorType(DType::F32, Shape(form.shape.begin(), form.shape.end())), "x")};
   for (const char* name : {"weight", "bias", "running_mean", "running_var"})
-    operands.push_back(graph.addInput(tensorType(DType::F32, {3}), name));
+    operands.push_back(graph.addInput(tensorType(DType::F32, {channels}), name));
   AttrMap attrs;
   if (form.training) attrs.set("training", *form.training);
   attrs.set("momentum", 0.1);
@@ -43,11 +46,12 @@ TEST_P(BatchNormLibraryKernel, MatchesTheReferenceOnRandomInputs) {
   options.compiler.cacheDir = testCacheDir();
   options.check = true;
   Executable executable(graph, plan, options);
-  Tensor runningVar = randomTensor(DType::F32, {3}, 5);
-  for (int64_t c = 0; c < 3; ++c) // a variance is positive
+  Tensor runningVar = randomTensor(DType::F32, {channels}, 5);
+  for (int64_t c = 0; c < channels; ++c) // a variance is positive
     runningVar.set(c, 0.5 + std::abs(runningVar.at(c)));
-  executable.run({randomTensor(DType::F32, {4, 3, 5, 6}, 1), randomTensor(DType::F32, {3}, 2),
-                  randomTensor(DType::F32, {3}, 3), randomTensor(DType::F32, {3}, 4), runningVar});
+  executable.run({randomTensor(DType::F32, form.shape, 1), randomTensor(DType::F32, {channels}, 2),
+                  randomTensor(DType::F32, {channels}, 3), randomTensor(DType::F32, {channels}, 4),
+                  runningVar});
   const KernelStats& stats = executable.stats().kernels.at("bn");
   EXPECT_EQ(stats.implementation, "library:" + form.op);
   EXPECT_EQ(stats.calls, 1);
@@ -56,10 +60,16 @@ TEST_P(BatchNormLibraryKernel, MatchesTheReferenceOnRandomInputs) {
 
 INSTANTIATE_TEST_SUITE_P(
     Forms, BatchNormLibraryKernel,
-    ::testing::Values(BatchNormCase{"aten._native_batch_norm_legit_no_training", std::nullopt, 3},
-                      BatchNormCase{"aten._native_batch_norm_legit_functional", true, 5},
-                      BatchNormCase{"aten._native_batch_norm_legit_functional", false, 5},
-                      BatchNormCase{"aten.native_batch_norm", true, 3}),
+    ::testing::Values(
+        BatchNormCase{"aten._native_batch_norm_legit_no_training", std::nullopt, 3},
+        BatchNormCase{"aten._native_batch_norm_legit_functional", true, 5},
+        BatchNormCase{"aten._native_batch_norm_legit_functional", false, 5},
+        BatchNormCase{"aten.native_batch_norm", true, 3},
+        // Enough work to split the channels (an odd count) across the library's
+        // threads; planes of an odd size, no multiple of any vector width.
+        BatchNormCase{"aten._native_batch_norm_legit_functional", true, 5, {6, 7, 33, 29}},
+        BatchNormCase{
+            "aten._native_batch_norm_legit_no_training", std::nullopt, 3, {6, 7, 33, 29}}),
     [](const auto& info) {
       return std::to_string(info.index) + "_" + std::to_string(info.param.results) + "results";
     });

@@ -60,8 +60,13 @@ INSTANTIATE_TEST_SUITE_P(
         BatchNormBackwardCase{"no_spatial_f64", DType::F64, {9, 4}, true, {true, true, true}},
         BatchNormBackwardCase{
             "input_grad_only", DType::F32, {2, 3, 5, 5}, true, {true, false, false}},
+        BatchNormBackwardCase{"no_input_grad", DType::F64, {2, 3, 5, 5}, true, {false, true, true}},
+        // Enough work to split the channels (an odd count) across the library's threads, in
+        // planes of an odd size (a vector body and a tail at every width).
+        BatchNormBackwardCase{"threaded_f32", DType::F32, {6, 7, 33, 29}, true, {true, true, true}},
+        BatchNormBackwardCase{"threaded_f64", DType::F64, {6, 7, 33, 29}, true, {true, true, true}},
         BatchNormBackwardCase{
-            "no_input_grad", DType::F64, {2, 3, 5, 5}, true, {false, true, true}}),
+            "threaded_infer_f32", DType::F32, {5, 9, 31, 31}, false, {true, true, true}}),
     [](const auto& info) { return info.param.name; });
 
 struct LayerNormBackwardCase {

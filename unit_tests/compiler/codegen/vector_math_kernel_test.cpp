@@ -79,7 +79,7 @@ AttrMap attr(const std::string& name, const Attribute& value) {
   return attrs;
 }
 
-// Each case as a node of its own over inputs x (wideInputs up to `largest`) and y (exponents and
+// Each case as a node of its own over inputs x (`values`) and y (exponents and
 // gradients between -4 and 7.5, integers among them), all in one graph, run as generated kernels
 // compiled for `isa` and as the reference. Per case: its output both ways, and its kernel's
 // library.
@@ -88,8 +88,9 @@ struct Outcome {
   std::vector<Tensor> actual, expected;
   std::vector<std::string> libraries;
 };
-Outcome run(const std::vector<Case>& cases, DType dtype, int64_t size, double largest,
+Outcome run(const std::vector<Case>& cases, DType dtype, const std::vector<double>& values,
             const std::string& isa) {
+  auto size = static_cast<int64_t>(values.size());
   Graph graph("vector_math");
   Value* x = graph.addInput(tensorType(dtype, {size}), "x");
   Value* y = graph.addInput(tensorType(dtype, {size}), "y");
@@ -101,7 +102,7 @@ Outcome run(const std::vector<Case>& cases, DType dtype, int64_t size, double la
     outputs.push_back(GraphBuilder(graph, nullptr).op(c.op, operands, c.attrs));
   }
   graph.setOutputs(outputs);
-  Outcome outcome{wideInputs(dtype, size, largest), {}, {}, {}};
+  Outcome outcome{values, {}, {}, {}};
   // Not 2, 3, 0.5, -1 or -2, the exponents loupe_pow has short forms for when they are
   // constants (their error is the short form's, not the library's).
   const double kExponents[] = {-4, -3.5, -3, -1.5, -0.75, -0.5, 0, 0.25, 1, 1.5, 2.5, 4, 7.5};
@@ -172,7 +173,8 @@ TEST(VectorMathKernel, EveryTranscendentalFunctionIsWithinAFewUlpAndCallsTheVect
     for (DType dtype : {DType::F32, DType::F64})
       for (int64_t size : kSizes) {
         SCOPED_TRACE(isa + " " + std::string(dtypeName(dtype)) + " size " + std::to_string(size));
-        Outcome outcome = run(cases, dtype, size, dtype == DType::F32 ? FLT_MAX : DBL_MAX, isa);
+        Outcome outcome = run(
+            cases, dtype, wideInputs(dtype, size, dtype == DType::F32 ? FLT_MAX : DBL_MAX), isa);
         for (size_t k = 0; k < cases.size(); ++k) {
           const Case& c = cases[k];
           double worst = 0;
@@ -195,6 +197,34 @@ TEST(VectorMathKernel, EveryTranscendentalFunctionIsWithinAFewUlpAndCallsTheVect
       }
 }
 
+// exp where its result is subnormal or zero (the prelude computes exp(x / 2) squared there, and
+// zero further down, so that no vector lane takes libmvec's slow path): a dense stretch from
+// above the smallest normal result's logarithm to below the smallest subnormal's, both signs of
+// infinity and NaN, within the same few ulp (of the subnormal result) as elsewhere, and exactly 0
+// where the reference is.
+TEST(VectorMathKernel, ExpIsExactToAFewUlpWhereItsResultIsSubnormalOrZero) {
+  for (const std::string& isa : runnableIsas())
+    for (DType dtype : {DType::F32, DType::F64})
+      for (int64_t size : kSizes) {
+        SCOPED_TRACE(isa + " " + std::string(dtypeName(dtype)) + " size " + std::to_string(size));
+        double first = dtype == DType::F32 ? -80 : -700, last = dtype == DType::F32 ? -110 : -760;
+        std::vector<double> values = {-INFINITY, NAN, INFINITY};
+        for (int64_t i = 3; i < size; ++i)
+          values.push_back(first +
+                           (last - first) * static_cast<double>(i) / static_cast<double>(size));
+        values.back() = -INFINITY;
+        Outcome outcome = run({{"aten.exp", "exp"}}, dtype, values, isa);
+        for (int64_t i = 0; i < size; ++i) {
+          double a = outcome.actual[0].at(i), e = outcome.expected[0].at(i);
+          EXPECT_LE(ulpDistance(a, e, dtype), kMaxUlp)
+              << "x = " << values[i] << ": " << a << " vs " << e;
+          if (e == 0) {
+            EXPECT_EQ(a, 0) << "x = " << values[i];
+          }
+        }
+      }
+}
+
 // Ops composed of the functions above (sigmoid, silu, gelu and its backward, both forms) over
 // the same kind of values: close to the reference in absolute and relative terms, and NaN and
 // infinities where it has them. Up to 1e4 only: beyond, gelu_backward's x^3 overflows in float
@@ -212,7 +242,7 @@ TEST(VectorMathKernel, ComposedActivationsMatchTheReferenceOverWideRanges) {
     for (DType dtype : {DType::F32, DType::F64})
       for (int64_t size : kSizes) {
         SCOPED_TRACE(isa + " " + std::string(dtypeName(dtype)) + " size " + std::to_string(size));
-        Outcome outcome = run(cases, dtype, size, 1e4, isa);
+        Outcome outcome = run(cases, dtype, wideInputs(dtype, size, 1e4), isa);
         double tolerance = dtype == DType::F32 ? 1e-5 : 1e-13;
         for (size_t k = 0; k < cases.size(); ++k)
           for (int64_t i = 0; i < size; ++i) {
