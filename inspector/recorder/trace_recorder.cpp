@@ -217,12 +217,21 @@ void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
   for (const auto& [name, kernel] : stats.kernels) {
     std::optional<std::string> launch;
     if (!kernel.launch.empty()) launch = kernel.launch;
-    records.push_back({.kernel = name,
-                       .implementation = kernel.implementation,
-                       .calls = kernel.calls,
-                       .total_ms = kernel.totalMs,
-                       .scratch_bytes = kernel.scratchBytes,
-                       .launch = launch});
+    KernelStatsRecord record{.kernel = name,
+                             .implementation = kernel.implementation,
+                             .calls = kernel.calls,
+                             .total_ms = kernel.totalMs,
+                             .scratch_bytes = kernel.scratchBytes,
+                             .launch = launch};
+    if (kernel.profileRuns > 0) {
+      record.profile_ms = kernel.profileMs;
+      record.profile_runs = kernel.profileRuns;
+      record.bytes = kernel.bytes;
+      record.flops = kernel.flops;
+      record.peak_fraction = kernel.peakFraction;
+      if (!kernel.bound.empty()) record.bound = kernel.bound;
+    }
+    records.push_back(std::move(record));
   }
   try {
     writer_.recordKernelStats(compileId_, records);
