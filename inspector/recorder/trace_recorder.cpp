@@ -212,7 +212,7 @@ void TraceRecorder::recordRunError(const std::exception& error) {
   writer_.recordRunError(compileId_, record);
 }
 
-void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
+std::vector<KernelStatsRecord> kernelStatsRecords(const ExecutionStats& stats) {
   std::vector<KernelStatsRecord> records;
   for (const auto& [name, kernel] : stats.kernels) {
     std::optional<std::string> launch;
@@ -233,6 +233,11 @@ void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
     }
     records.push_back(std::move(record));
   }
+  return records;
+}
+
+void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
+  std::vector<KernelStatsRecord> records = kernelStatsRecords(stats);
   try {
     writer_.recordKernelStats(compileId_, records);
   } catch (const std::exception& e) {
