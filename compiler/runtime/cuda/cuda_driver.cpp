@@ -172,8 +172,10 @@ void cudaStreamSync(void* stream) {
 bool cudaStreamCapturing(void* stream) {
   if (!driver().cuStreamIsCapturing) return false;
   int status = CU_STREAM_CAPTURE_STATUS_NONE;
-  check(driver().cuStreamIsCapturing(asStream(stream), &status), "cuStreamIsCapturing");
-  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+  // An error is an answer too: the legacy default stream, asked while another stream captures
+  // in global mode, is refused (an implicit dependency on the capture), so it counts as captured.
+  return driver().cuStreamIsCapturing(asStream(stream), &status) != CUDA_SUCCESS ||
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 void cudaCheckAsyncErrors(void* stream, const std::string& what) {

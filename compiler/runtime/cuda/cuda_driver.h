@@ -108,8 +108,9 @@ void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream)
 
 void cudaStreamSync(void* stream);
 
-// Whether work queued on `stream` is being captured into a CUDA graph (then nothing may wait for
-// it); false where the driver cannot say.
+// Whether work queued on `stream` is being captured into a CUDA graph, or may not be waited for
+// because another stream is (then nothing may wait for it); false where the driver has no
+// capture query (before CUDA 11).
 bool cudaStreamCapturing(void* stream);
 
 // Waits for the work queued on `stream` and turns an error it left (a fault in an earlier
