@@ -131,13 +131,14 @@ struct Executable::Step {
   // kMaxMemoryUses): a CUDA graph captured for one binding reads its constants on every replay,
   // after runs at other bindings.
   std::map<SymbolBindings, std::vector<Tensor>> deviceConstants;
-  // Profiling: the step's cost under the laid-out binding, its time in the call in flight (on a
-  // device, its timer's), and per profiled call its time with the cost of that call's sizes.
+  // Profiling: the step's cost under the laid-out binding (none where the IR cannot say: a size
+  // no input binds), its time in the call in flight (on a device, its timer's), and per profiled
+  // call its time with the cost of that call's sizes.
   struct ProfileSample {
     double ms;
-    OpCost cost;
+    std::optional<OpCost> cost;
   };
-  OpCost cost;
+  std::optional<OpCost> cost;
   double profiledMs = 0;
   std::unique_ptr<StepTimer> timer;
   std::vector<ProfileSample> profile;
@@ -366,7 +367,13 @@ void Executable::layOut(const SymbolBindings& bindings) {
         step.kind == StepKind::Reference)
       step.boundAttrs = step.node->attrs().bound(bindings);
     if (step.kind == StepKind::Generated) step.launch = bindKernel(step.signature, bindings);
-    if (options_.profile) step.cost = opCost(*step.node, bindings, registry_);
+    if (options_.profile) {
+      try {
+        step.cost = opCost(*step.node, bindings, registry_);
+      } catch (const std::exception&) {
+        step.cost.reset(); // profiling must not fail a run the executable can do
+      }
+    }
     step.indexOperands.assign(step.indexValues.size(), Tensor());
     for (size_t i = 0; i < step.indexValues.size(); ++i)
       if (step.indexValues[i])
@@ -748,13 +755,14 @@ void Executable::recordProfile() {
     KernelStats& stats = *step.stats;
     stats.profileRuns = static_cast<int64_t>(step.profile.size());
     stats.profileMs = median.ms;
-    stats.bytes = median.cost.bytes;
-    stats.flops = median.cost.flops;
+    stats.bytes = median.cost ? std::optional(median.cost->bytes) : std::nullopt;
+    stats.flops = median.cost ? std::optional(median.cost->flops) : std::nullopt;
     const Value* first = step.node->numResults() ? step.node->result(0) : nullptr;
     DType dtype = first && first->type().isTensor() ? first->tensorType().dtype : DType::F32;
     bool matrixOp =
         step.info && (step.info->kind == OpKind::Matmul || step.info->kind == OpKind::Convolution);
-    std::optional<PeakShare> share = peakShare(median.cost, median.ms, peaks_, dtype, matrixOp);
+    std::optional<PeakShare> share =
+        median.cost ? peakShare(*median.cost, median.ms, peaks_, dtype, matrixOp) : std::nullopt;
     stats.peakFraction = share ? std::optional(share->fraction) : std::nullopt;
     stats.bound = share ? share->bound : "";
   }
