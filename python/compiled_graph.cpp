@@ -41,7 +41,8 @@ int cudaIndex(const std::string& device) {
 CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline,
                              bool check, PythonFallback fallback, Trace* trace, int64_t compileId,
                              const std::string& failureStatus, int injectFault,
-                             double statsIntervalS, const std::string& device, nb::object allocator)
+                             double statsIntervalS, const std::string& device, nb::object allocator,
+                             bool profile)
     : trace_(trace), failureStatus_(failureStatus), check_(check), onCuda_(device != "cpu") {
   CudaContextRestorer callersDevice(onCuda_); // torch's current device stays the caller's
   if (trace) recorder_ = std::make_unique<TraceRecorder>(trace->writer(), compileId);
@@ -51,6 +52,7 @@ CompiledGraph::CompiledGraph(const std::string& lir, const std::vector<std::stri
   if (recorder_) options.instrumentation.push_back(recorder_.get());
   options.buildExecutable = true;
   options.executable.check = check;
+  options.executable.profile = profile;
   options.executable.fallback = toFallbackFn(std::move(fallback));
   options.executable.inputOutputsAsIs = true;           // run copies them only when asked to
   options.executable.buildKernelsInBackground = true;   // see waitForKernels
@@ -142,19 +144,19 @@ void bindCompiledGraph(nb::module_& m) {
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
                     Trace*, int64_t, const std::string&, int, double, const std::string&,
-                    nb::object>(),
+                    nb::object, bool>(),
            nb::arg("lir"), nb::arg("pipeline"), nb::arg("check") = false,
            nb::arg("fallback").none() = nb::none(), nb::arg("trace").none() = nb::none(),
            nb::arg("compile_id") = 0, nb::arg("failure_status") = "eager_fallback",
            nb::arg("inject_fault") = -1, nb::arg("stats_interval") = 5.0, nb::arg("device") = "cpu",
-           nb::arg("allocator").none() = nb::none(),
+           nb::arg("allocator").none() = nb::none(), nb::arg("profile") = false,
            // The executable writes to the trace until it is destroyed.
            nb::keep_alive<1, 6>(),
            "Parses, verifies and compiles one graph and finishes its compile record in the "
            "trace: 'ok', or failure_status with the error and the failed pass (then raises "
            "LoupeError). inject_fault=N (a testing aid) miscompiles it after decision N. Its "
            "runs write each size's memory and, every stats_interval seconds, the kernel stats "
-           "into the trace.")
+           "into the trace; with profile, calls 2 to 6 time every kernel (docs/profile.md).")
       .def("wait_for_kernels", &CompiledGraph::waitForKernels,
            "Waits for the generated kernels, built in the background after the constructor "
            "returns; a failed build is recorded as the compile's failure and raises LoupeError "

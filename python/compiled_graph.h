@@ -23,11 +23,11 @@ public:
   // `statsIntervalS`: how often, in seconds of wall time, the kernel stats go to the trace.
   // `device`: "cpu", or the CUDA device the graph runs on ("cuda:0"), whose memory comes from
   // `allocator` (bytes -> a torch tensor of at least that many bytes on the device: torch's
-  // caching allocator).
+  // caching allocator). `profile`: time every kernel of calls 2 to 6 (docs/profile.md).
   CompiledGraph(const std::string& lir, const std::vector<std::string>& pipeline, bool check,
                 PythonFallback fallback, Trace* trace, int64_t compileId,
                 const std::string& failureStatus, int injectFault, double statsIntervalS,
-                const std::string& device, nb::object allocator);
+                const std::string& device, nb::object allocator, bool profile);
 
   // The generated kernels are built in the background (the host compiler runs while Dynamo
   // finishes its own work); this waits for them. The compile's wall time in the trace then

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "compiler/ir/sym_expr.h"
@@ -34,6 +35,18 @@ struct KernelStats {
   // tensors, with why, and its grid and block; on the CPU, for generated and library kernels, the
   // threads it could use ("2 threads"); empty for other steps.
   std::string launch;
+  // Profiling (ExecutableOptions::profile, docs/profile.md), absent until a call was profiled:
+  // over the profiled calls, the median call's time (on a device between CUDA events around the
+  // step, on the host by the steady clock) and, at that call's sizes, the bytes and FLOPs the IR
+  // says it moves and performs (compiler/ops/op_cost.h) and the larger of the shares of the
+  // device's peak bandwidth and compute they reached, with which it was ("memory" or "compute";
+  // no share where the peak is unknown: the host).
+  int64_t profileRuns = 0;
+  std::optional<double> profileMs;
+  std::optional<int64_t> bytes;
+  std::optional<double> flops;
+  std::optional<double> peakFraction;
+  std::string bound;
 };
 
 struct ExecutionStats {

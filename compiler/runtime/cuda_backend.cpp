@@ -64,6 +64,8 @@ bool cudaBackendAvailable(std::string* why) {
 CudaBackend::CudaBackend(CudaBackendOptions options) : options_(std::move(options)) {
   CudaDeviceInfo info = cudaDeviceInfo(options_.device); // throws when there is none
   multiprocessors_ = info.multiprocessors;
+  peaks_ = cudaDevicePeaks(info.computeMajor, info.multiprocessors, info.clockKHz,
+                           info.memoryClockKHz, info.memoryBusWidthBits);
   arch_ = cudaArch(options_.device);
   options_.compiler.arch = arch_;
   fixed_ = std::make_unique<CudaFixedKernels>(options_.compiler, options_.device, multiprocessors_);
@@ -132,6 +134,31 @@ void CudaBackend::fromHost(const Tensor& host, Tensor& to) {
 void CudaBackend::beginRun() {
   cudaUseDevice(options_.device);
   stream_ = options_.stream ? options_.stream() : nullptr;
+}
+
+namespace {
+
+// A pair of CUDA events around a step, on the stream of the run in flight when it starts.
+class CudaStepTimer : public StepTimer {
+public:
+  explicit CudaStepTimer(const CudaBackend& backend) : backend_(backend) {}
+  void start() override { events_.start(backend_.stream()); }
+  void stop() override { events_.stop(backend_.stream()); }
+  double milliseconds() override { return events_.milliseconds(); }
+
+private:
+  const CudaBackend& backend_;
+  CudaEventTimer events_;
+};
+
+} // namespace
+
+bool CudaBackend::canTimeSteps() {
+  return !cudaStreamCapturing(stream_);
+}
+
+std::unique_ptr<StepTimer> CudaBackend::makeStepTimer() {
+  return std::make_unique<CudaStepTimer>(*this);
 }
 
 void CudaBackend::addGeneratedKernel(const std::string& kernel, const Node& node,

@@ -53,6 +53,9 @@ public:
   void launch(size_t index, const KernelBinding& bound, const std::vector<const Tensor*>& inputs,
               const std::vector<Tensor*>& outputs) override;
   std::string describeLastLaunch(size_t index) const override;
+  bool canTimeSteps() override;
+  std::unique_ptr<StepTimer> makeStepTimer() override;
+  DevicePeaks peaks() const override { return peaks_; }
   bool hasLibraryKernel(const Node& node, std::string* whyNot) const override;
   void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
                         const std::vector<const Tensor*>& inputs,
@@ -67,6 +70,7 @@ private:
 
   CudaBackendOptions options_;
   int multiprocessors_ = 0;
+  DevicePeaks peaks_;
   std::string arch_;
   void* stream_ = nullptr;
   std::vector<Kernel> kernels_;

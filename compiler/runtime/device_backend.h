@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ir/type.h"
 #include "compiler/pass/plan.h"
+#include "compiler/runtime/device_peaks.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe {
@@ -29,6 +31,17 @@ struct KernelBuildRecord {
   bool fromCache = false;
   double buildMs = 0;
   std::string resources; // on the host: the instruction set (cpu_isa.h)
+};
+
+// Times one step of a profiled run on the device (ExecutableOptions::profile): start() and stop()
+// around the step, in the run's stream order, cost no wait; milliseconds(), asked once the run's
+// steps are all queued, waits for the stop (the first one asked waits for the run).
+class StepTimer {
+public:
+  virtual ~StepTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double milliseconds() = 0;
 };
 
 class DeviceBackend {
@@ -59,6 +72,15 @@ public:
   // How the index-th kernel's last launch went (the entry, grid and block), for the trace;
   // asked on timed calls only, so it may build text.
   virtual std::string describeLastLaunch(size_t) const { return {}; }
+
+  // Profiling. Whether the run begun last (beginRun) can have its steps timed on the device: not
+  // without device timing, nor while its stream is captured into a CUDA graph (nothing may wait
+  // for it); such a call is not profiled. When it can, makeStepTimer() gives a timer for a step
+  // (one per step, kept and reused by later profiled calls).
+  virtual bool canTimeSteps() { return false; }
+  virtual std::unique_ptr<StepTimer> makeStepTimer() { return nullptr; }
+  // The device's peak bandwidth and FLOP/s, for the share of them a kernel reached.
+  virtual DevicePeaks peaks() const { return {}; }
 
   // Library kernels (matmul): whether the backend has one for this node, and running it.
   virtual bool hasLibraryKernel(const Node& node, std::string* whyNot) const = 0;

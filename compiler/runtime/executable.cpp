@@ -8,6 +8,7 @@
 #include "compiler/codegen/cpu/cpu_kernel_abi.h"
 #include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/op_cost.h"
 #include "compiler/pass/memory_layout.h"
 #include "compiler/tensor/allocation_meter.h"
 
@@ -130,6 +131,17 @@ struct Executable::Step {
   // kMaxMemoryUses): a CUDA graph captured for one binding reads its constants on every replay,
   // after runs at other bindings.
   std::map<SymbolBindings, std::vector<Tensor>> deviceConstants;
+  // Profiling: the step's cost under the laid-out binding (none where the IR cannot say: a size
+  // no input binds), its time in the call in flight (on a device, its timer's), and per profiled
+  // call its time with the cost of that call's sizes.
+  struct ProfileSample {
+    double ms;
+    std::optional<OpCost> cost;
+  };
+  std::optional<OpCost> cost;
+  double profiledMs = 0;
+  std::unique_ptr<StepTimer> timer;
+  std::vector<ProfileSample> profile;
 };
 
 struct Executable::Buffer {
@@ -208,6 +220,8 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
     step.implementation = kPrefix.at(step.kind) + node->op();
     steps_.push_back(std::move(step));
   }
+
+  if (options_.profile && device) peaks_ = device->peaks();
 
   bool background = options_.buildKernelsInBackground && (!generated.empty() || deviceKernels != 0);
   // Timed where it runs, so a background build's time leaves out the wait for it.
@@ -353,6 +367,13 @@ void Executable::layOut(const SymbolBindings& bindings) {
         step.kind == StepKind::Reference)
       step.boundAttrs = step.node->attrs().bound(bindings);
     if (step.kind == StepKind::Generated) step.launch = bindKernel(step.signature, bindings);
+    if (options_.profile) {
+      try {
+        step.cost = opCost(*step.node, bindings, registry_);
+      } catch (const std::exception&) {
+        step.cost.reset(); // profiling must not fail a run the executable can do
+      }
+    }
     step.indexOperands.assign(step.indexValues.size(), Tensor());
     for (size_t i = 0; i < step.indexValues.size(); ++i)
       if (step.indexValues[i])
@@ -459,7 +480,7 @@ Tensor Executable::viewOf(Step& step, const Tensor& base) {
 }
 
 void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter,
-                         bool timed) {
+                         bool timed, bool profiled) {
   const Node& node = *step.node;
   std::vector<const Tensor*> inputs;
   inputs.reserve(step.operandSlots.size());
@@ -473,8 +494,16 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
     outputs.push_back(std::move(slots_[slot]));
 
   int64_t liveAtStart = meter.beginSpan();
+  // A profiled step on a device is timed there; on the host the steady clock serves both.
+  StepTimer* deviceTimer = nullptr;
+  if (profiled && options_.device) {
+    if (!step.timer) step.timer = options_.device->makeStepTimer();
+    deviceTimer = step.timer.get();
+    deviceTimer->start();
+  }
+  bool hostClock = timed || (profiled && !options_.device);
   std::chrono::steady_clock::time_point start;
-  if (timed) start = std::chrono::steady_clock::now();
+  if (hostClock) start = std::chrono::steady_clock::now();
   switch (step.kind) {
   case StepKind::Generated: {
     std::vector<Tensor*> outputPointers;
@@ -559,12 +588,18 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
     step.stats = &stats_.kernels[step.kernel];
     step.stats->implementation = step.implementation;
   }
+  if (deviceTimer) deviceTimer->stop();
+  double hostMs =
+      hostClock // the step's time, before the bookkeeping below
+          ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count()
+          : 0;
+  if (profiled && !options_.device) step.profiledMs = hostMs;
   KernelStats& stats = *step.stats;
   stats.calls++;
-  if (timed) { // the step's time, before the bookkeeping below
+  if (timed) {
     stats.timedCalls++;
-    stats.timedMs +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    stats.timedMs += hostMs;
   }
   if (timed && step.kind == StepKind::Generated && options_.device)
     stats.launch = options_.device->describeLastLaunch(step.deviceKernel);
@@ -667,6 +702,8 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   // Reading the clock twice a step costs more than 1% of a call of small kernels: the first
   // calls are timed, then one in kTimedCallEvery (check mode times every call).
   bool timed = options_.check || callsRun_ < kTimedCallEvery || callsRun_ % kTimedCallEvery == 0;
+  bool profiled = options_.profile && callsRun_ > 0 && profiledCalls_ < kProfiledCalls &&
+                  (!options_.device || options_.device->canTimeSteps());
   ++callsRun_;
   // The threads a CPU run's kernels take, for its timed calls' stats: torch.set_num_threads
   // may change it between calls.
@@ -683,7 +720,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
       return ErrorContext{.graph = graph_->name(), .node = step.node->describe()};
     };
     try {
-      execute(step, bindings, meter, timed);
+      execute(step, bindings, meter, timed, profiled);
     } catch (const Error& error) {
       throw error.withContext(where());
     } catch (const std::exception& error) {
@@ -704,8 +741,35 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
   }
   // Drop this run's tensors so that inputs and returned outputs are not kept alive.
   std::fill(slots_.begin(), slots_.end(), Tensor());
+  if (profiled) recordProfile();
   report(meter.peakBytes());
   return results;
+}
+
+void Executable::recordProfile() {
+  ++profiledCalls_;
+  for (Step& step : steps_) {
+    double ms = step.timer ? step.timer->milliseconds() : step.profiledMs;
+    step.profile.push_back({ms, step.cost});
+    // The median call (the lower one of an even count), with the cost of its own sizes.
+    std::vector<Step::ProfileSample> sorted = step.profile;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.ms < b.ms; });
+    const Step::ProfileSample& median = sorted[(sorted.size() - 1) / 2];
+    KernelStats& stats = *step.stats;
+    stats.profileRuns = static_cast<int64_t>(step.profile.size());
+    stats.profileMs = median.ms;
+    stats.bytes = median.cost ? std::optional(median.cost->bytes) : std::nullopt;
+    stats.flops = median.cost ? std::optional(median.cost->flops) : std::nullopt;
+    const Value* first = step.node->numResults() ? step.node->result(0) : nullptr;
+    DType dtype = first && first->type().isTensor() ? first->tensorType().dtype : DType::F32;
+    bool matrixOp =
+        step.info && (step.info->kind == OpKind::Matmul || step.info->kind == OpKind::Convolution);
+    std::optional<PeakShare> share =
+        median.cost ? peakShare(*median.cost, median.ms, peaks_, dtype, matrixOp) : std::nullopt;
+    stats.peakFraction = share ? std::optional(share->fraction) : std::nullopt;
+    stats.bound = share ? share->bound : "";
+  }
 }
 
 } // namespace loupe

@@ -80,6 +80,12 @@ struct ExecutableOptions {
   std::chrono::milliseconds statsReportInterval{5000};
   // Null: the graph runs on the host. Otherwise the device it runs on; inputs are on it.
   std::shared_ptr<DeviceBackend> device;
+  // Profiling (docs/profile.md): calls 2 to 1 + kProfiledCalls (the first has cold caches and
+  // loads lazily) time every step, on a device between its timer's events (read after the
+  // call's steps are queued, which waits for the device once), on the host by the steady clock;
+  // each kernel's stats get the median time, its bytes and FLOPs and its share of the device's
+  // peak (KernelStats). Off, no call does any of it.
+  bool profile = false;
 };
 
 class Executable {
@@ -123,6 +129,8 @@ public:
   // Kernel times are sampled: every call among the first kTimedCallEvery, then one in
   // kTimedCallEvery; KernelStats::totalMs scales the sample to every call.
   static constexpr int64_t kTimedCallEvery = 16;
+  // How many calls profiling times (ExecutableOptions::profile).
+  static constexpr int64_t kProfiledCalls = 5;
   int64_t arenaBytes() const { return arena_.defined() ? arena_.numel() : 0; }
   // Drops the arena; the next run allocates one again. For a CUDA graph capture: the captured
   // run's memory must be taken during the capture (the graph keeps it), not be an arena that a
@@ -156,7 +164,10 @@ private:
   void allocateOutputs();
   // After a run: counts it for its binding and reports what is due to the instrumentation.
   void report(int64_t measuredPeakBytes);
-  void execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter, bool timed);
+  void execute(Step& step, const SymbolBindings& bindings, AllocationMeter& meter, bool timed,
+               bool profiled);
+  // After a profiled call: each step's time joins its samples, its stats get their summary.
+  void recordProfile();
   static Tensor viewOf(Step& step, const Tensor& base);
 
   std::unique_ptr<Graph> graph_;
@@ -182,6 +193,8 @@ private:
   std::chrono::steady_clock::time_point lastStatsReport_;
   int64_t callsSinceStatsReport_ = 0;
   int64_t callsRun_ = 0;
+  int64_t profiledCalls_ = 0;
+  DevicePeaks peaks_;      // the device's, when profiling
   std::string cpuThreads_; // the threads of the last timed CPU run ("2 threads")
   // Valid while a background build is due. Its destructor waits for the build (a future of
   // std::async does), so no compiler is left writing into the cache.

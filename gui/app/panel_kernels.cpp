@@ -1,6 +1,8 @@
 // The kernels of the selected compile, slowest first when the trace has their times: a table
-// (name, kind, target, time, fused nodes, reason, check-mode error) and, for the selected row,
-// the rejected alternatives and the generated source with syntax colouring.
+// (name, kind, target, time, share of a call and of the device's peak when profiled, fused nodes,
+// reason, check-mode error), sortable by name, time and peak share, under a line saying where a
+// profiled call's time goes; and, for the selected row, the rejected alternatives and the
+// generated source with syntax colouring. gui/viewmodel/kernel_table.h gives the text and order.
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -10,6 +12,7 @@
 #include "gui/app/spinner.h"
 #include "gui/app/theme.h"
 #include "gui/app/viewer.h"
+#include "gui/viewmodel/kernel_table.h"
 #include "gui/viewmodel/source_highlight.h"
 
 namespace loupe::view {
@@ -81,40 +84,59 @@ int defaultKernel(Viewer& viewer, const std::vector<KernelRecord>& kernels) {
   return std::max(firstWithSource, 0);
 }
 
+// The sort the table's header asks for: a sortable column's user id is its KernelSortKey.
+std::vector<int> rowOrder(const CompileDetails& details) {
+  KernelSortKey key = KernelSortKey::Time;
+  bool descending = true;
+  if (const ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
+      specs != nullptr && specs->SpecsCount > 0) {
+    key = static_cast<KernelSortKey>(specs->Specs[0].ColumnUserID);
+    descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+  }
+  return sortedKernels(details, key, descending);
+}
+
 void drawTable(Viewer& viewer, const CompileDetails& details, int shown) {
   const std::vector<KernelRecord>& kernels = details.kernels;
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                     ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("##kernels", 7, kFlags)) return;
+                                     ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
+                                     ImGuiTableFlags_Sortable;
+  if (!ImGui::BeginTable("##kernels", 9, kFlags)) return;
+  constexpr ImGuiTableColumnFlags kFixed = ImGuiTableColumnFlags_WidthFixed;
+  constexpr ImGuiTableColumnFlags kUnsorted = ImGuiTableColumnFlags_NoSort;
+  auto key = [](KernelSortKey k) { return static_cast<ImGuiID>(k); };
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthFixed, 60);
-  ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 74);
-  ImGui::TableSetupColumn("target", ImGuiTableColumnFlags_WidthFixed, 48);
-  ImGui::TableSetupColumn("ms (calls)", ImGuiTableColumnFlags_WidthFixed, 96);
-  ImGui::TableSetupColumn("fused nodes", ImGuiTableColumnFlags_WidthStretch, 1);
-  ImGui::TableSetupColumn("reason", ImGuiTableColumnFlags_WidthStretch, 2);
-  ImGui::TableSetupColumn("max error", ImGuiTableColumnFlags_WidthFixed, 72);
+  ImGui::TableSetupColumn("name", kFixed, 60, key(KernelSortKey::Name));
+  ImGui::TableSetupColumn("kind", kFixed | kUnsorted, 74);
+  ImGui::TableSetupColumn("target", kFixed | kUnsorted, 48);
+  ImGui::TableSetupColumn(details.profiled ? "ms/call" : "ms (calls)",
+                          kFixed | ImGuiTableColumnFlags_DefaultSort |
+                              ImGuiTableColumnFlags_PreferSortDescending,
+                          96, key(KernelSortKey::Time));
+  ImGui::TableSetupColumn("share", kFixed | ImGuiTableColumnFlags_PreferSortDescending, 52,
+                          key(KernelSortKey::Time));
+  ImGui::TableSetupColumn("of peak", kFixed | ImGuiTableColumnFlags_PreferSortDescending, 96,
+                          key(KernelSortKey::PeakShare));
+  ImGui::TableSetupColumn("fused nodes", ImGuiTableColumnFlags_WidthStretch | kUnsorted, 1);
+  ImGui::TableSetupColumn("reason", ImGuiTableColumnFlags_WidthStretch | kUnsorted, 2);
+  ImGui::TableSetupColumn("max error", kFixed | kUnsorted, 72);
   ImGui::TableHeadersRow();
-  for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+  for (int i : rowOrder(details)) {
     const KernelRecord& k = kernels[i];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     if (ImGui::Selectable(k.name.c_str(), shown == i, ImGuiSelectableFlags_SpanAllColumns))
       viewer.selectedKernel = i;
-    for (const std::string* text : {&k.kind, &k.target}) {
+    const KernelTimeText times = kernelTimeText(details, k);
+    const std::string fused = joined(k.fused_nodes);
+    for (const std::string* text :
+         {&k.kind, &k.target, &times.time, &times.share, &times.peak, &fused, &k.reason}) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(text->c_str());
+      if (*text == "-")
+        ImGui::TextDisabled("-");
+      else
+        ImGui::TextUnformatted(text->c_str());
     }
-    ImGui::TableNextColumn();
-    if (auto stats = details.kernelStats.find(k.name); stats != details.kernelStats.end())
-      ImGui::Text("%.3f (%lld)", stats->second.total_ms,
-                  static_cast<long long>(stats->second.calls));
-    else
-      ImGui::TextDisabled("-");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(joined(k.fused_nodes).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(k.reason.c_str());
     ImGui::TableNextColumn();
     if (k.max_error)
       ImGui::Text("%.2e", *k.max_error);
@@ -145,6 +167,9 @@ void drawKernelsPanel(Viewer& viewer) {
       viewer.selectedKernel >= 0 ? viewer.selectedKernel : defaultKernel(viewer, kernels);
   const float width = ImGui::GetContentRegionAvail().x;
   ImGui::BeginChild("##table", {width * 0.55f, 0});
+  if (details->profiled)
+    ImGui::Text("profiled: %.4g ms per call: %s", details->profiledCallMs,
+                details->whereTimeGoes.c_str());
   drawTable(viewer, *details, shown);
   ImGui::EndChild();
   ImGui::SameLine();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "inspector/trace/concrete_memory.h"
+#include "inspector/trace/kernel_profile.h"
 
 namespace loupe::view {
 namespace {
@@ -53,11 +54,16 @@ CompileDetails TraceSource::details(int64_t compileId) const {
   readInto(d.decisions, d.error, [&] { return r.decisions(compileId); });
   std::vector<KernelStatsRecord> stats;
   readInto(stats, d.error, [&] { return r.kernelStats(compileId); });
+  d.profiled = anyProfiled(stats);
+  d.profiledCallMs = profiledCallMs(stats);
+  d.whereTimeGoes = whereTimeGoes(stats);
   for (KernelStatsRecord& k : stats)
     d.kernelStats.emplace(k.kernel, std::move(k));
+  // By profiled time when profiled, else by total time; kernels without stats last.
   auto msOf = [&](const KernelRecord& k) {
     auto it = d.kernelStats.find(k.name);
-    return it == d.kernelStats.end() ? -1.0 : it->second.total_ms;
+    if (it == d.kernelStats.end()) return -1.0;
+    return d.profiled ? it->second.profile_ms.value_or(-1.0) : it->second.total_ms;
   };
   std::stable_sort(d.kernels.begin(), d.kernels.end(),
                    [&](const auto& a, const auto& b) { return msOf(a) > msOf(b); });

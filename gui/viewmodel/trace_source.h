@@ -23,7 +23,12 @@ namespace loupe::view {
 struct CompileDetails {
   std::vector<KernelRecord> kernels; // slowest first when the trace has their times
   std::map<std::string, KernelStatsRecord> kernelStats; // by kernel name
-  std::vector<HighlightedKernel> kernelSources;         // per kernel: its source, coloured
+  // Profiling (docs/profile.md): whether any kernel was profiled (the kernels then come by
+  // profiled time), a call's profiled time, and where it goes ("generated 41%, library 35%").
+  bool profiled = false;
+  double profiledCallMs = 0;
+  std::string whereTimeGoes;
+  std::vector<HighlightedKernel> kernelSources; // per kernel: its source, coloured
   std::vector<BufferRecord> buffers;
   std::optional<MemoryPlanRecord> memoryPlan;
   std::vector<GuardRecord> guards;

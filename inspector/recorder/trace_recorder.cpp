@@ -212,18 +212,32 @@ void TraceRecorder::recordRunError(const std::exception& error) {
   writer_.recordRunError(compileId_, record);
 }
 
-void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
+std::vector<KernelStatsRecord> kernelStatsRecords(const ExecutionStats& stats) {
   std::vector<KernelStatsRecord> records;
   for (const auto& [name, kernel] : stats.kernels) {
     std::optional<std::string> launch;
     if (!kernel.launch.empty()) launch = kernel.launch;
-    records.push_back({.kernel = name,
-                       .implementation = kernel.implementation,
-                       .calls = kernel.calls,
-                       .total_ms = kernel.totalMs,
-                       .scratch_bytes = kernel.scratchBytes,
-                       .launch = launch});
+    KernelStatsRecord record{.kernel = name,
+                             .implementation = kernel.implementation,
+                             .calls = kernel.calls,
+                             .total_ms = kernel.totalMs,
+                             .scratch_bytes = kernel.scratchBytes,
+                             .launch = launch};
+    if (kernel.profileRuns > 0) {
+      record.profile_ms = kernel.profileMs;
+      record.profile_runs = kernel.profileRuns;
+      record.bytes = kernel.bytes;
+      record.flops = kernel.flops;
+      record.peak_fraction = kernel.peakFraction;
+      if (!kernel.bound.empty()) record.bound = kernel.bound;
+    }
+    records.push_back(std::move(record));
   }
+  return records;
+}
+
+void TraceRecorder::onKernelStats(const ExecutionStats& stats) {
+  std::vector<KernelStatsRecord> records = kernelStatsRecords(stats);
   try {
     writer_.recordKernelStats(compileId_, records);
   } catch (const std::exception& e) {

@@ -69,6 +69,10 @@ private:
   std::string runRecordError_;             // the first run event that could not be written
 };
 
+// An executable's kernel stats as the trace's per-kernel rows (profile columns only for the
+// kernels that were profiled).
+std::vector<KernelStatsRecord> kernelStatsRecords(const ExecutionStats& stats);
+
 // The graph as stored in a trace: its .lir text and one row per node (fused bodies included,
 // each row naming its enclosing fused node).
 SnapshotRecord snapshotOf(const Graph& graph);

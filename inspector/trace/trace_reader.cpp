@@ -312,7 +312,8 @@ std::vector<RunErrorRecord> TraceReader::runErrors(int64_t compile_id) const {
 std::vector<KernelStatsRecord> TraceReader::kernelStats(int64_t compile_id) const {
   return selectAll(
       *db_, R"sql(
-        SELECT kernel, implementation, calls, total_ms, scratch_bytes, launch
+        SELECT kernel, implementation, calls, total_ms, scratch_bytes, launch, profile_ms,
+               profile_runs, bytes, flops, peak_fraction, bound
         FROM kernel_stats WHERE compile_id = ?1 ORDER BY total_ms DESC, kernel)sql",
       [](const SqliteQuery& row) {
         return KernelStatsRecord{.kernel = row.get<std::string>(0),
@@ -320,7 +321,13 @@ std::vector<KernelStatsRecord> TraceReader::kernelStats(int64_t compile_id) cons
                                  .calls = row.get<int64_t>(2),
                                  .total_ms = row.get<double>(3),
                                  .scratch_bytes = row.get<int64_t>(4),
-                                 .launch = row.get<std::optional<std::string>>(5)};
+                                 .launch = row.get<std::optional<std::string>>(5),
+                                 .profile_ms = row.get<std::optional<double>>(6),
+                                 .profile_runs = row.get<std::optional<int64_t>>(7),
+                                 .bytes = row.get<std::optional<int64_t>>(8),
+                                 .flops = row.get<std::optional<double>>(9),
+                                 .peak_fraction = row.get<std::optional<double>>(10),
+                                 .bound = row.get<std::optional<std::string>>(11)};
       },
       compile_id);
 }

@@ -262,6 +262,16 @@ struct KernelStatsRecord {
   double total_ms = 0;
   int64_t scratch_bytes = 0; // the most a call allocated beyond the plan (workspaces, copies)
   std::optional<std::string> launch{}; // the last timed launch on a device (entry, grid, block)
+  // Profiling (docs/profile.md); null when the kernel was not profiled: the median profiled
+  // call's time and how many calls were profiled, that call's bytes moved and FLOPs from the IR,
+  // and the larger share of the device's peak bandwidth or compute it reached with which one
+  // ("memory", "compute"; both null where the peak is unknown, as on the host).
+  std::optional<double> profile_ms{};
+  std::optional<int64_t> profile_runs{};
+  std::optional<int64_t> bytes{};
+  std::optional<double> flops{};
+  std::optional<double> peak_fraction{};
+  std::optional<std::string> bound{};
 
   bool operator==(const KernelStatsRecord&) const = default;
 };

@@ -347,9 +347,22 @@ CREATE TABLE traced_lines (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
-                                    kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
-                                    kVersion11, kVersion12, kVersion13};
+// Version 14: profiling (docs/profile.md) in the per-kernel table: the median profiled time of a
+// call and how many calls were profiled, the bytes and FLOPs the IR says a call moves and
+// performs, and the share of the device's peak it reached with which peak bound it. Null where
+// the kernel was not profiled (and, for the share and bound, where the peak is unknown).
+constexpr const char* kVersion14 = R"sql(
+ALTER TABLE kernel_stats ADD COLUMN profile_ms REAL;
+ALTER TABLE kernel_stats ADD COLUMN profile_runs INTEGER;
+ALTER TABLE kernel_stats ADD COLUMN bytes INTEGER;
+ALTER TABLE kernel_stats ADD COLUMN flops REAL;
+ALTER TABLE kernel_stats ADD COLUMN peak_fraction REAL;
+ALTER TABLE kernel_stats ADD COLUMN bound TEXT;
+)sql";
+
+constexpr std::array kMigrations = {kVersion1,  kVersion2,  kVersion3,  kVersion4, kVersion5,
+                                    kVersion6,  kVersion7,  kVersion8,  kVersion9, kVersion10,
+                                    kVersion11, kVersion12, kVersion13, kVersion14};
 
 } // namespace
 

@@ -309,10 +309,11 @@ void TraceWriter::recordKernelStats(int64_t compile_id,
     for (const KernelStatsRecord& k : kernels)
       db_->run(R"sql(
         INSERT OR REPLACE INTO kernel_stats (compile_id, kernel, implementation, calls, total_ms,
-                                             scratch_bytes, launch)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+                                             scratch_bytes, launch, profile_ms, profile_runs,
+                                             bytes, flops, peak_fraction, bound)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13))sql",
                compile_id, k.kernel, k.implementation, k.calls, k.total_ms, k.scratch_bytes,
-               k.launch);
+               k.launch, k.profile_ms, k.profile_runs, k.bytes, k.flops, k.peak_fraction, k.bound);
     transaction.commit();
   }
   checkpoint();

@@ -438,6 +438,7 @@ def compile_graph(
             stats_interval=config.stats_interval,
             device=lir.device,
             allocator=_device_allocator(lir.device),
+            profile=config.profile,
         )
         graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
         if config.cuda_graphs and graph.device is not None and not config.bisect:

@@ -37,6 +37,10 @@ class Config:
     # CUDA graphs: a CUDA graph's launches are captured once per input shape and replayed
     # (docs/cuda.md). On with mode="reduce-overhead".
     cuda_graphs: bool = False
+    # Profiling: calls 2 to 6 of each compiled graph time every kernel (CUDA events on a GPU),
+    # and the trace's kernel_stats get the times, bytes, FLOPs and share of the device's peak
+    # (docs/profile.md). Off: no call does any of it.
+    profile: bool = False
 
     @staticmethod
     def resolve(options: dict[str, Any] | None, mode: str | None = None) -> Config:
@@ -54,6 +58,7 @@ class Config:
             "dropout_rng",
             "stats_interval",
             "cuda_graphs",
+            "profile",
         }
         unknown = set(options) - known
         if unknown:
@@ -75,6 +80,7 @@ class Config:
                 "cuda_graphs",
                 mode == "reduce-overhead" or env.get("LOUPE_CUDA_GRAPHS", "").lower() in _TRUE,
             ),
+            profile=options.get("profile", env.get("LOUPE_PROFILE", "").lower() in _TRUE),
         )
         if config.dropout_rng not in DROPOUT_RNG:
             raise ValueError(

@@ -1,7 +1,7 @@
 // `loupe run`: compile a .lir graph with the pipeline and execute it on the CPU, on inputs
 // read from .npy files or generated at random; optionally in check mode, compared with the graph
-// run as written (--compare: how `loupe reduce`'s command shows its divergence), and recorded in
-// a trace.
+// run as written (--compare: how `loupe reduce`'s command shows its divergence), profiled
+// (--profile: run again to time every kernel, docs/profile.md), and recorded in a trace.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +21,7 @@
 #include "passes/pipeline.h"
 #include "tools/loupe/commands.h"
 #include "tools/loupe/graph_inputs.h"
+#include "tools/loupe/kernel_table.h"
 
 namespace loupe::cli {
 
@@ -75,6 +76,7 @@ int runRun(const RunOptions& options) {
   compileOptions.buildExecutable = true;
   compileOptions.pipelineOptions.injectFaultAt = options.injectFault;
   compileOptions.executable.check = options.check;
+  compileOptions.executable.profile = options.profile;
   compileOptions.executable.instrumentation = recorder.get(); // the run's memory, kernel stats
   CompileResult compiled = compileGraph(graph.clone(), compileOptions);
   // The trace keeps a failure (the failed pass and its graph are already recorded).
@@ -93,6 +95,12 @@ int runRun(const RunOptions& options) {
               plan.kernels.size(), compiled.compileMs, runMs);
   for (size_t i = 0; i < outputs.size(); ++i)
     printTensorSummary("output " + std::to_string(i), outputs[i]);
+  if (options.profile) {
+    // The first call is never profiled (cold caches, lazy loading): the calls after it are.
+    for (int64_t call = 0; call < Executable::kProfiledCalls; ++call)
+      executable.run(inputs);
+    printKernelTable(kernelStatsRecords(executable.stats()));
+  }
 
   if (options.check) {
     std::printf("%-8s %-40s %6s %12s %12s\n", "kernel", "implementation", "calls", "max abs err",

@@ -1,5 +1,6 @@
 // `loupe show`: what a trace holds (runs → compiles → passes, with counts; each compile's kernels
-// by time and its memory, planned beside measured), as a table or one JSON document; or, with
+// by time, by profiled time with their share of the device's peak when profiled, and its memory,
+// planned beside measured), as a table or one JSON document; or, with
 // --compile and --pass, one snapshot in .lir; or, with --compile and --decisions, the compile's
 // decisions and the rule (file:line) behind each.
 #include <cstdio>
@@ -8,24 +9,19 @@
 #include <nlohmann/json.hpp>
 
 #include "inspector/trace/concrete_memory.h"
+#include "inspector/trace/kernel_profile.h"
 #include "inspector/trace/trace_reader.h"
 #include "tools/loupe/commands.h"
+#include "tools/loupe/kernel_table.h"
 #include "tools/loupe/trace_counts.h"
 
 namespace loupe::cli {
 
 namespace {
 
-std::string fixed(double value, int digits) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
-
 // A measured peak this far above the planned one is flagged: memory the plan does not show
 // (kernel scratch, copies) is worth a look.
 constexpr double kMeasuredAbovePlan = 1.25;
-constexpr size_t kKernelsShown = 10;
 
 std::string bytesText(int64_t value, const std::optional<std::string>& expr) {
   return (expr ? *expr : std::to_string(value)) + " B";
@@ -80,25 +76,6 @@ void printMemory(const TraceReader& reader, int64_t compileId) {
                                     layout.measured_peak_bytes, largestScratch)
               << "\n";
   }
-}
-
-void printKernelTimes(const TraceReader& reader, int64_t compileId) {
-  auto stats = reader.kernelStats(compileId);
-  if (stats.empty()) return;
-  std::cout << "    kernel time (slowest first):\n";
-  for (size_t i = 0; i < stats.size() && i < kKernelsShown; ++i) {
-    const KernelStatsRecord& k = stats[i];
-    std::printf("      %-8s %-34s %8lld calls %10s ms %10s ms/call", k.kernel.c_str(),
-                k.implementation.c_str(), static_cast<long long>(k.calls),
-                fixed(k.total_ms, 3).c_str(),
-                fixed(k.calls ? k.total_ms / double(k.calls) : 0, 4).c_str());
-    if (k.scratch_bytes > 0)
-      std::printf("  scratch %lld B", static_cast<long long>(k.scratch_bytes));
-    if (k.launch) std::printf("  launch %s", k.launch->c_str());
-    std::printf("\n");
-  }
-  if (stats.size() > kKernelsShown)
-    std::cout << "      ... " << stats.size() - kKernelsShown << " more\n";
 }
 
 void printText(const TraceReader& reader, const TraceCounts& counts) {
@@ -156,7 +133,7 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
         for (const auto& k : kernels)
           if (k.resources) std::cout << "    " << k.name << " resources: " << *k.resources << "\n";
       }
-      printKernelTimes(reader, c.id);
+      printKernelTable(reader.kernelStats(c.id));
       printMemory(reader, c.id);
     }
   }
@@ -165,6 +142,11 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
             << " nodes, " << counts.summary.graph_breaks << " graph breaks, "
             << counts.summary.guards << " guards, " << counts.summary.recompiles << " recompiles, "
             << counts.fallbackNodes << " fallback nodes\n";
+}
+
+template <typename T>
+nlohmann::ordered_json orNull(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
 }
 
 nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts& counts) {
@@ -243,7 +225,20 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
              {"calls", k.calls},
              {"total_ms", k.total_ms},
              {"scratch_bytes", k.scratch_bytes},
-             {"launch", k.launch ? nlohmann::ordered_json(*k.launch) : nlohmann::ordered_json()}});
+             {"launch", k.launch ? nlohmann::ordered_json(*k.launch) : nlohmann::ordered_json()},
+             {"profile_ms", orNull(k.profile_ms)},
+             {"profile_runs", orNull(k.profile_runs)},
+             {"bytes", orNull(k.bytes)},
+             {"flops", orNull(k.flops)},
+             {"peak_fraction", orNull(k.peak_fraction)},
+             {"bound", orNull(k.bound)}});
+      if (std::vector<KernelStatsRecord> stats = reader.kernelStats(c.id); anyProfiled(stats)) {
+        nlohmann::ordered_json byImplementation = nlohmann::ordered_json::object();
+        for (const auto& [kind, share] : timeByImplementation(stats))
+          byImplementation[kind] = share;
+        cj["profile"] = {{"call_ms", profiledCallMs(stats)},
+                         {"share_by_implementation", std::move(byImplementation)}};
+      }
       if (auto plan = reader.memoryPlan(c.id)) {
         nlohmann::ordered_json memory = {{"arena_bytes", plan->arena_bytes},
                                          {"peak_bytes", plan->peak_bytes},

@@ -34,11 +34,12 @@ struct RunOptions {
   std::vector<std::string> pipeline; // default pipeline when empty and !noCompile
   bool noCompile = false;            // run the graph as written with reference kernels
   bool check = false;                // check mode: every kernel against the reference
-  std::string trace;                 // record the compile (and check results) into this trace
-  std::vector<std::string> symbols;  // s0=8 bindings for random inputs with symbolic dims
-  int injectFault = -1;              // testing aid: miscompile after this decision
-  bool compare = false;              // also run the graph as written; differing outputs: exit 1
-  std::optional<double> rtol;        // for compare; default by the outputs' dtype (docs/bisect.md)
+  bool profile = false; // run kProfiledCalls more times, timing every kernel (docs/profile.md)
+  std::string trace;    // record the compile (and check results) into this trace
+  std::vector<std::string> symbols; // s0=8 bindings for random inputs with symbolic dims
+  int injectFault = -1;             // testing aid: miscompile after this decision
+  bool compare = false;             // also run the graph as written; differing outputs: exit 1
+  std::optional<double> rtol;       // for compare; default by the outputs' dtype (docs/bisect.md)
   std::optional<double> atol;
 };
 // With compare: exit status 1 when the compiled outputs differ from the reference.

@@ -88,8 +88,12 @@ int main(int argc, char** argv) {
                    "Run the graph as written, with reference kernels");
   runCmd->add_flag("--check", run.check,
                    "Check mode: compare every kernel with the reference; report the error");
+  runCmd->add_flag("--profile", run.profile,
+                   "Profile: run the graph 5 more times, timing every kernel; print each one's "
+                   "time, bytes, FLOPs and share of the device's peak (docs/profile.md)");
   runCmd->add_option("--trace", run.trace,
-                     "Record the compile (and check-mode errors) into this trace file");
+                     "Record the compile (and check-mode errors, the profile) into this trace "
+                     "file");
   runCmd
       ->add_option("--inject-fault", run.injectFault,
                    "Testing aid: miscompile the graph after decision N (see docs/bisect.md)")

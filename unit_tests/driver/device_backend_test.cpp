@@ -313,5 +313,70 @@ TEST(DeviceBackend, HostElementAccessOfADeviceTensorIsRefused) {
   EXPECT_THROW(t.clone(), Error);
 }
 
+// A stand-in device that times steps: every step takes kStepMs by its timers, and its peaks are
+// 1 GB/s and 1 GFLOP/s. While `capturing`, its runs cannot be timed (a CUDA graph capture).
+class TimedStandInDevice : public StandInDevice {
+public:
+  static constexpr double kStepMs = 2;
+  bool capturing = false;
+
+  bool canTimeSteps() override { return !capturing; }
+  std::unique_ptr<StepTimer> makeStepTimer() override {
+    ++calls["makeStepTimer"];
+    return std::make_unique<Timer>(calls);
+  }
+  DevicePeaks peaks() const override {
+    return {.bytesPerSecond = 1e9, .fp32FlopsPerSecond = 1e9, .tensorFlopsPerSecond = 1e10};
+  }
+
+private:
+  struct Timer : StepTimer {
+    explicit Timer(std::map<std::string, int>& calls) : calls(calls) {}
+    void start() override { ++calls["timerStart"]; }
+    void stop() override { ++calls["timerStop"]; }
+    double milliseconds() override { return kStepMs; }
+    std::map<std::string, int>& calls;
+  };
+};
+
+// On a device, profiled calls time each step with the backend's timers (one per step, reused),
+// the share of the device's peak follows from them; a call the device cannot time (captured)
+// is not profiled and a later one takes its place.
+TEST(DeviceBackend, ProfilingTimesStepsWithTheBackendsTimers) {
+  auto device = std::make_shared<TimedStandInDevice>();
+  CompileOptions o = options(device);
+  o.executable.profile = true;
+  CompileResult compiled = compileGraph(kGraph, "device.lir", o);
+  ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+  std::vector<Tensor> inputs =
+      toDevice(*device, {randomTensor(DType::F32, {4, 8}, 1), randomTensor(DType::F32, {8, 4}, 2),
+                         randomTensor(DType::F32, {4}, 3)});
+  compiled.executable->run(inputs); // not profiled: the first call
+  EXPECT_EQ(device->calls["timerStart"], 0);
+  device->capturing = true;
+  compiled.executable->run(inputs);
+  EXPECT_EQ(device->calls["timerStart"], 0);
+  device->capturing = false;
+  for (int call = 0; call < 6; ++call)
+    compiled.executable->run(inputs);
+  const auto& kernels = compiled.executable->stats().kernels;
+  size_t steps = kernels.size();
+  EXPECT_EQ(device->calls["makeStepTimer"], static_cast<int>(steps));
+  EXPECT_EQ(device->calls["timerStart"], static_cast<int>(steps * Executable::kProfiledCalls));
+  EXPECT_EQ(device->calls["timerStop"], device->calls["timerStart"]);
+  for (const auto& [name, stats] : kernels) {
+    EXPECT_EQ(stats.profileRuns, Executable::kProfiledCalls) << name;
+    EXPECT_EQ(stats.profileMs, TimedStandInDevice::kStepMs) << name;
+    ASSERT_TRUE(stats.bytes && stats.flops && stats.peakFraction) << name;
+    double seconds = TimedStandInDevice::kStepMs / 1e3;
+    double memory = double(*stats.bytes) / seconds / 1e9, compute = *stats.flops / seconds / 1e9;
+    EXPECT_DOUBLE_EQ(*stats.peakFraction, std::max(memory, compute)) << name;
+    EXPECT_EQ(stats.bound, compute > memory ? "compute" : "memory") << name;
+  }
+  const KernelStats& mm = kernels.at(compiled.plan.kernels.front().name);
+  EXPECT_EQ(mm.implementation, "library:aten.mm");
+  EXPECT_EQ(*mm.flops, 2.0 * 4 * 4 * 8);
+}
+
 } // namespace
 } // namespace loupe::testing

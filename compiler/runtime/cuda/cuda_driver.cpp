@@ -22,6 +22,13 @@ int deviceAttribute(CUdevice handle, int attribute, const char* name) {
   return value;
 }
 
+// An attribute only profiling reads: 0 where the driver does not have it (a newer driver may drop
+// the clock attributes) rather than an error that stops the graph running.
+int optionalDeviceAttribute(CUdevice handle, int attribute) {
+  int value = 0;
+  return driver().cuDeviceGetAttribute(&value, attribute, handle) == CUDA_SUCCESS ? value : 0;
+}
+
 // The primary context of each device, retained on first use and kept (never released) for the
 // process: torch keeps it alive too, and releasing it from a static destructor at exit would race
 // the driver's own teardown.
@@ -75,6 +82,10 @@ CudaDeviceInfo cudaDeviceInfo(int device) {
       deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count");
   info.maxSharedPerBlockOptin = deviceAttribute(
       handle, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "opt-in shared memory");
+  info.clockKHz = optionalDeviceAttribute(handle, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  info.memoryClockKHz = optionalDeviceAttribute(handle, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  info.memoryBusWidthBits =
+      optionalDeviceAttribute(handle, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   size_t total = 0;
   check(driver().cuDeviceTotalMem(&total, handle), "cuDeviceTotalMem");
   info.totalMemory = static_cast<int64_t>(total);
@@ -156,6 +167,15 @@ void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream)
 
 void cudaStreamSync(void* stream) {
   check(driver().cuStreamSynchronize(asStream(stream)), "cuStreamSynchronize");
+}
+
+bool cudaStreamCapturing(void* stream) {
+  if (!driver().cuStreamIsCapturing) return false;
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  // An error is an answer too: the legacy default stream, asked while another stream captures
+  // in global mode, is refused (an implicit dependency on the capture), so it counts as captured.
+  return driver().cuStreamIsCapturing(asStream(stream), &status) != CUDA_SUCCESS ||
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 void cudaCheckAsyncErrors(void* stream, const std::string& what) {

@@ -28,6 +28,10 @@ struct CudaDeviceInfo {
   int multiprocessors = 0;
   int64_t totalMemory = 0;        // bytes
   int maxSharedPerBlockOptin = 0; // bytes a block may use after opting in
+  // For profiling's peaks (compiler/runtime/device_peaks.h); 0 where the driver does not say.
+  int clockKHz = 0;       // the SMs' peak clock
+  int memoryClockKHz = 0; // the memory's peak clock
+  int memoryBusWidthBits = 0;
 };
 CudaDeviceInfo cudaDeviceInfo(int device);
 
@@ -103,6 +107,11 @@ void cudaCopyAsync(void* dst, const void* src, size_t bytes, void* stream);
 void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream);
 
 void cudaStreamSync(void* stream);
+
+// Whether work queued on `stream` is being captured into a CUDA graph, or may not be waited for
+// because another stream is (then nothing may wait for it); false where the driver has no
+// capture query (before CUDA 11).
+bool cudaStreamCapturing(void* stream);
 
 // Waits for the work queued on `stream` and turns an error it left (a fault in an earlier
 // kernel, reported asynchronously) into a CudaError naming `what` ("the run of graph @g").

@@ -24,7 +24,10 @@ using CUevent = struct CUevent_st*;
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+inline constexpr int CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36;
+inline constexpr int CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
@@ -33,12 +36,13 @@ inline constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 inline constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 inline constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
+inline constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 
 // The entry points: X(member, parameters, symbol, older symbol or nullptr, required). cuda.h
 // maps some names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2); the symbol is that one.
 // cuEventElapsedTime_v2 is new in CUDA 12.8 drivers: older ones have the unversioned symbol with
 // the same signature. cuFuncGetParamInfo (12.4) only checks launches, so a driver without it
-// still runs.
+// still runs; so does one without cuStreamIsCapturing (11.0), which only profiling asks.
 #define LOUPE_CUDA_DRIVER_FUNCTIONS(X)                                                             \
   X(cuInit, (unsigned), "cuInit", nullptr, true)                                                   \
   X(cuGetErrorName, (CUresult, const char**), "cuGetErrorName", nullptr, true)                     \
@@ -69,6 +73,7 @@ inline constexpr unsigned CU_EVENT_DEFAULT = 0;
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream), "cuMemsetD8Async", nullptr,   \
     true)                                                                                          \
   X(cuStreamSynchronize, (CUstream), "cuStreamSynchronize", nullptr, true)                         \
+  X(cuStreamIsCapturing, (CUstream, int*), "cuStreamIsCapturing", nullptr, false)                  \
   X(cuEventCreate, (CUevent*, unsigned), "cuEventCreate", nullptr, true)                           \
   X(cuEventRecord, (CUevent, CUstream), "cuEventRecord", nullptr, true)                            \
   X(cuEventSynchronize, (CUevent), "cuEventSynchronize", nullptr, true)                            \

@@ -406,5 +406,52 @@ TEST(Executable, CheckModeMeasuresEachKernelAgainstItsReference) {
   EXPECT_LT(planted.stats().kernels.at("k0").maxAbsError, 1e-5);
 }
 
+// Profiling on the host: calls 2..6 time every step by the steady clock; each kernel gets the
+// median time and the IR's bytes and FLOPs at the run's sizes, and no peak share (the host has
+// no known peak). The first call and calls after the fifth profiled one are not profiled.
+TEST(Executable, ProfilingTimesEveryKernelOfCallsTwoToSix) {
+  LinearRelu model;
+  ExecutableOptions options = testOptions();
+  options.profile = true;
+  Executable executable(model.graph, model.plan, options);
+  Tensor x = randomTensor(DType::F32, {5, 4}, 1), w = randomTensor(DType::F32, {3, 4}, 2),
+         b = randomTensor(DType::F32, {3}, 3);
+  executable.run({x, w, b});
+  for (const auto& [name, stats] : executable.stats().kernels)
+    EXPECT_EQ(stats.profileRuns, 0) << name << ": the first call is not profiled";
+  for (int call = 2; call <= 8; ++call)
+    executable.run({x, w, b});
+  const auto& kernels = executable.stats().kernels;
+  ASSERT_EQ(kernels.size(), 3u); // k0, k1 and the permute view
+  for (const auto& [name, stats] : kernels) {
+    EXPECT_EQ(stats.profileRuns, Executable::kProfiledCalls) << name;
+    ASSERT_TRUE(stats.profileMs && stats.bytes && stats.flops) << name;
+    EXPECT_GE(*stats.profileMs, 0) << name;
+    EXPECT_FALSE(stats.peakFraction) << name;
+    EXPECT_EQ(stats.bound, "") << name;
+  }
+  const KernelStats& mm = kernels.at("k0");
+  EXPECT_GT(*mm.profileMs, 0);
+  EXPECT_EQ(*mm.flops, 2.0 * 5 * 3 * 4);
+  EXPECT_EQ(*mm.bytes, (5 * 4 + 4 * 3 + 5 * 3) * 4);
+  const KernelStats& biasRelu = kernels.at("k1");
+  EXPECT_GT(*biasRelu.profileMs, 0);
+  EXPECT_EQ(*biasRelu.flops, 2.0 * 5 * 3); // add and relu, per output element
+  EXPECT_EQ(*biasRelu.bytes, (5 * 3 + 3 + 5 * 3) * 4);
+}
+
+TEST(Executable, WithoutProfilingNoKernelIsProfiled) {
+  LinearRelu model;
+  Executable executable(model.graph, model.plan, testOptions());
+  Tensor x = randomTensor(DType::F32, {2, 4}, 1), w = randomTensor(DType::F32, {3, 4}, 2),
+         b = randomTensor(DType::F32, {3}, 3);
+  for (int call = 0; call < 7; ++call)
+    executable.run({x, w, b});
+  for (const auto& [name, stats] : executable.stats().kernels) {
+    EXPECT_EQ(stats.profileRuns, 0) << name;
+    EXPECT_FALSE(stats.profileMs || stats.bytes || stats.flops || stats.peakFraction) << name;
+  }
+}
+
 } // namespace
 } // namespace loupe::testing

@@ -423,5 +423,39 @@ TEST_F(ViewerTest, KernelsComeSlowestFirstAndASymbolicPlanAtASizeItRanAt) {
   EXPECT_EQ(details.memory.peakBytes, 2048); // h, live in the arena
 }
 
+// A profiled compile's kernels come by profiled time, whatever their total time, with a call's
+// time and where it goes.
+TEST_F(ViewerTest, ProfiledKernelsComeByProfiledTime) {
+  const std::string path = writeTrace(dir_ / "profiled.db");
+  {
+    TraceWriter writer(path);
+    for (const char* name : {"k0", "k1"})
+      writer.recordKernel(1, {.name = name, .kind = "generated", .target = "cuda:0"});
+    writer.recordKernelStats(1, {{.kernel = "k0",
+                                  .implementation = "library:aten.mm",
+                                  .calls = 6,
+                                  .total_ms = 1,
+                                  .profile_ms = 0.75,
+                                  .profile_runs = 5},
+                                 {.kernel = "k1",
+                                  .implementation = "generated:loupe.fused",
+                                  .calls = 6,
+                                  .total_ms = 5,
+                                  .profile_ms = 0.25,
+                                  .profile_runs = 5}});
+  }
+  ASSERT_TRUE(viewer_->open(path)) << viewer_->openError();
+  frames(1);
+  viewer_->document()->details(viewer_->compile()->compileId); // read on the worker
+  viewer_->finishPendingWork();
+  const CompileDetails* read = viewer_->document()->details(viewer_->compile()->compileId);
+  ASSERT_NE(read, nullptr);
+  ASSERT_EQ(read->kernels.size(), 2u);
+  EXPECT_EQ(read->kernels[0].name, "k0");
+  EXPECT_TRUE(read->profiled);
+  EXPECT_DOUBLE_EQ(read->profiledCallMs, 1);
+  EXPECT_EQ(read->whereTimeGoes, "library 75%, generated 25%");
+}
+
 } // namespace
 } // namespace loupe::view

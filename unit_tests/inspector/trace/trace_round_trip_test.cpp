@@ -115,7 +115,13 @@ TEST(TraceRoundTrip, EverythingWrittenReadsBackEqual) {
        .implementation = "library:aten.mm",
        .calls = 10,
        .total_ms = 3.75,
-       .scratch_bytes = 512},
+       .scratch_bytes = 512,
+       .profile_ms = 0.25,
+       .profile_runs = 5,
+       .bytes = 1 << 20,
+       .flops = 2.5e8,
+       .peak_fraction = 0.625,
+       .bound = "compute"},
       {.kernel = "k1", .implementation = "generated:loupe.fused", .calls = 10, .total_ms = 0.5}};
   const CompileOutcome outcome = {.status = "ok", .wall_ms = 42.5};
   const RunErrorRecord run_error = {.node = "%5 = loupe.fallback",

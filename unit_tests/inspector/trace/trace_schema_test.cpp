@@ -85,11 +85,36 @@ TEST(TraceSchema, WriterUpgradesEveryOlderVersionKeepingItsRows) {
     ASSERT_EQ(reader.bisections(1).size(), 1u);
     EXPECT_EQ(reader.bisections(1)[0].bisection.decision_ordinal, 1);
     EXPECT_EQ(reader.kernelStats(1).at(0).calls, 2);
+    EXPECT_EQ(reader.kernelStats(1).at(0).profile_ms, std::nullopt); // written unprofiled
     EXPECT_EQ(reader.memoryLayouts(1).at(0).peak_bytes, 64);
     ASSERT_EQ(reader.reductions(1).size(), 1u);
     EXPECT_EQ(reader.reductions(1)[0].reduction.reduced_nodes, 2);
     ASSERT_EQ(reader.tracedLines(1).size(), 2u);
     EXPECT_EQ(reader.tracedLines(1)[1].line, 4);
+  }
+}
+
+// Kernel stats an older Loupe wrote (v8 to v13) read as not profiled: every profile column null.
+TEST(TraceSchema, OlderKernelStatsReadAsNotProfiled) {
+  for (int version = 8; version < 14; ++version) {
+    SCOPED_TRACE("from schema version " + std::to_string(version));
+    ScratchDir dir;
+    const std::string path = dir.file("old.db");
+    createTraceAtVersion(path, version);
+    execSql(path, R"sql(
+      INSERT INTO kernel_stats (compile_id, kernel, implementation, calls, total_ms, scratch_bytes)
+      VALUES (1, 'k0', 'library:aten.mm', 3, 1.5, 0);
+    )sql");
+    auto expectUnprofiled = [](const TraceReader& reader) {
+      ASSERT_EQ(reader.kernelStats(1).size(), 1u);
+      const KernelStatsRecord& k = reader.kernelStats(1)[0];
+      EXPECT_EQ(k.calls, 3);
+      EXPECT_FALSE(k.profile_ms || k.profile_runs || k.bytes || k.flops || k.peak_fraction ||
+                   k.bound);
+    };
+    expectUnprofiled(TraceReader(path)); // a private upgrade in memory
+    { TraceWriter writer(path); }        // the file itself upgraded
+    expectUnprofiled(TraceReader(path));
   }
 }
 

@@ -1,0 +1,100 @@
+// The bytes and FLOPs model of op_cost.h.
+#include "compiler/ops/op_cost.h"
+
+namespace loupe {
+
+namespace {
+
+int64_t numel(const TensorType& type, const SymbolBindings& bindings) {
+  int64_t count = 1;
+  for (const SymExpr& extent : type.shape)
+    count *= extent.evaluate(bindings);
+  return count;
+}
+
+int64_t tensorBytes(const Value* value, const SymbolBindings& bindings) {
+  if (!value || !value->type().isTensor()) return 0;
+  const TensorType& type = value->tensorType();
+  return numel(type, bindings) * static_cast<int64_t>(dtypeSize(type.dtype));
+}
+
+int64_t operandNumel(const Node& node, size_t i, const SymbolBindings& bindings) {
+  const Value* operand = node.operand(i);
+  return operand && operand->type().isTensor() ? numel(operand->tensorType(), bindings) : 0;
+}
+
+int64_t resultNumel(const Node& node, size_t i, const SymbolBindings& bindings) {
+  return numel(node.result(i)->tensorType(), bindings);
+}
+
+// Per output element of a matrix product, K multiply-adds: K is the first factor's last dim
+// (operand 0 of mm, bmm and dot; operand 1 of addmm and baddbmm, whose operand 0 is the bias).
+double matmulFlops(const Node& node, const SymbolBindings& bindings) {
+  size_t factor = node.numOperands() == 3 ? 1 : 0;
+  const TensorType& first = node.operand(factor)->tensorType();
+  double k = double(first.shape.back().evaluate(bindings));
+  return 2.0 * double(resultNumel(node, 0, bindings)) * k;
+}
+
+// Per element of the convolution's output (grad_output for the backward), one multiply-add per
+// weight element feeding it: Cin/groups * kh * kw = numel(weight) / Cout.
+double convolutionFlops(const Node& node, const SymbolBindings& bindings) {
+  bool backward = node.op() == "aten.convolution_backward";
+  const Value* weight = node.operand(backward ? 2 : 1);
+  int64_t outChannels = weight->tensorType().shape.front().evaluate(bindings);
+  double perOutput =
+      outChannels ? double(numel(weight->tensorType(), bindings)) / double(outChannels) : 0;
+  int64_t outputs = backward ? operandNumel(node, 0, bindings) : resultNumel(node, 0, bindings);
+  double pass = 2.0 * double(outputs) * perOutput;
+  if (!backward) return pass;
+  std::vector<bool> mask = node.attrs().getBools("output_mask");
+  return (mask.at(0) ? pass : 0) + (mask.at(1) ? pass : 0) + (mask.at(2) ? double(outputs) : 0);
+}
+
+constexpr double kNormalizationFlopsPerElement = 5;
+
+double nodeFlops(const Node& node, const SymbolBindings& bindings, const OpRegistry& registry) {
+  if (node.hasBody()) {
+    double flops = 0;
+    for (const Node* inner : node.body()->nodes())
+      flops += nodeFlops(*inner, bindings, registry);
+    return flops;
+  }
+  const OpInfo* info = registry.find(node.op());
+  if (!info) return 0;
+  switch (info->kind) {
+  case OpKind::Elementwise:
+    return double(resultNumel(node, 0, bindings));
+  case OpKind::Reduction:
+  case OpKind::Pooling:
+    return double(operandNumel(node, 0, bindings));
+  case OpKind::Normalization:
+    return kNormalizationFlopsPerElement * double(operandNumel(node, 0, bindings));
+  case OpKind::Matmul:
+    return matmulFlops(node, bindings);
+  case OpKind::Convolution:
+    return convolutionFlops(node, bindings);
+  case OpKind::View:
+  case OpKind::DataMovement:
+  case OpKind::Factory:
+  case OpKind::Other:
+    return 0;
+  }
+  return 0;
+}
+
+} // namespace
+
+OpCost opCost(const Node& node, const SymbolBindings& bindings, const OpRegistry& registry) {
+  const OpInfo* info = registry.find(node.op());
+  if (info && info->kind == OpKind::View) return {};
+  OpCost cost;
+  for (const Value* operand : node.operands())
+    cost.bytes += tensorBytes(operand, bindings);
+  for (const Value* result : node.results())
+    cost.bytes += tensorBytes(result, bindings);
+  cost.flops = nodeFlops(node, bindings, registry);
+  return cost;
+}
+
+} // namespace loupe
