@@ -450,13 +450,15 @@ private:
       names_ = std::move(names);
     };
     auto whole = [](const Accumulator& acc) { return acc.name; };
-    std::string last_ = std::to_string(all.back());
     if (!innermostReduced) {
+      // Row caches are kept only when the innermost dim is reduced: no row index is read here
+      // (and a 0-d group has no dims at all).
       openLoops(group_.reducedDims, false);
-      body(strided(all), whole, "i" + last_);
+      body(strided(all), whole, all.empty() ? "0" : "i" + std::to_string(all.back()));
       closeLoops();
       return;
     }
+    std::string last_ = std::to_string(all.back());
     std::vector<size_t> outerReduced(group_.reducedDims.begin(), group_.reducedDims.end() - 1);
     std::vector<size_t> outer(all.begin(), all.end() - 1);
     openLoops(outerReduced, false);
