@@ -32,9 +32,21 @@ jobs=$(nproc)
 
 echo "== build ($(${CXX:-c++} --version | head -1))"
 start=$SECONDS
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOUPE_BUILD_LIT_TESTS=OFF \
-  -DLOUPE_ENABLE_GUI=OFF -DPython3_EXECUTABLE="$(command -v "$PYTHON")" "${sqlite_args[@]}" >/dev/null
-ninja -C build-gpu -j "$jobs" >/dev/null
+# Quiet unless it fails; then the end of the tool's own output says why.
+quietly() {
+  local log
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 60 "$log" >&2
+    echo "test_gpu: failed: $*" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+quietly cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLOUPE_BUILD_LIT_TESTS=OFF -DLOUPE_ENABLE_GUI=OFF -DPython3_EXECUTABLE="$(command -v "$PYTHON")" \
+  "${sqlite_args[@]}"
+quietly ninja -C build-gpu -j "$jobs"
 echo "built in $((SECONDS - start)) s"
 
 echo "== C++ tests"

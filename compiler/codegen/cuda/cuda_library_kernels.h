@@ -24,7 +24,8 @@ bool cudaLibraryKernelAddsBias(const Node& node);
 bool isCudaGatherOp(const Node& node, std::string* whyNot);
 
 // An activation cuBLASLt's epilogue computes on a product: aten.relu, or aten.gelu with
-// approximate="tanh" (the epilogue's GELU is the tanh approximation, not erf).
+// approximate="tanh" in bf16 or f16 (the epilogue's GELU is the tanh approximation, not erf, and
+// too coarse for f32).
 bool isCudaEpilogueActivation(const Node& node);
 
 // A product whose activation cuBLASLt applies in its epilogue: a loupe.fused {kind="epilogue"}

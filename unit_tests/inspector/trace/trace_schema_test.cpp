@@ -107,7 +107,7 @@ TEST(TraceSchema, OlderKernelStatsReadAsNotProfiled) {
     )sql");
     auto expectUnprofiled = [](const TraceReader& reader) {
       ASSERT_EQ(reader.kernelStats(1).size(), 1u);
-      const KernelStatsRecord& k = reader.kernelStats(1)[0];
+      const KernelStatsRecord k = reader.kernelStats(1)[0];
       EXPECT_EQ(k.calls, 3);
       EXPECT_FALSE(k.profile_ms || k.profile_runs || k.bytes || k.flops || k.peak_fraction ||
                    k.bound);
