@@ -16,11 +16,6 @@ namespace loupe {
 
 namespace {
 
-// Products of at least this many multiply-adds (m * n * k, times the batch) whose output rows are
-// not 16-byte aligned run into padded rows (runLibraryKernel): below it the unaligned kernel's
-// loss is smaller than the copy out. A stated bound, not a tuned one.
-constexpr int64_t kPaddedProductWork = int64_t{1} << 28;
-
 std::string resourcesText(const std::vector<CudaEntryResources>& entries) {
   std::string text;
   for (const CudaEntryResources& e : entries) {
@@ -279,27 +274,9 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   bool biased = cudaLibraryKernelAddsBias(product);
   Tensor a = operand(biased ? 1 : 0), b = operand(biased ? 2 : 1);
   Tensor bias = biased ? contiguousCopy(operand(0)) : Tensor();
-  Tensor& out = outputs.at(0);
   bool batched = product.op() == "aten.bmm";
-  // The product's rows start at 16-byte boundaries, or cuBLASLt has only its unaligned kernels,
-  // several times slower on Hopper: GPT-2's logits over its odd vocabulary (50257) took 421 us
-  // in bf16 on an H100, 62% of the graph. A large product with such rows is computed into rows
-  // padded to 16 bytes and copied out (a read and a write of the output, at copy bandwidth).
-  Tensor c = out;
+  Tensor& c = outputs.at(0);
   size_t o = batched ? 1 : 0;
-  int64_t element = static_cast<int64_t>(dtypeSize(out.dtype()));
-  int64_t rows = out.size(o), columns = out.size(o + 1);
-  bool unalignedRows =
-      out.strides()[o + 1] == 1 && rows > 1 && (out.strides()[o] * element) % 16 != 0;
-  int64_t work = (batched ? out.size(0) : 1) * rows * columns * a.size(o + 1);
-  if (unalignedRows && work >= kPaddedProductWork) {
-    int64_t padded = (columns * element + 15) / 16 * 16 / element;
-    std::vector<int64_t> shape = out.shape(), strides = {padded, 1};
-    if (batched) strides.insert(strides.begin(), rows * padded);
-    Tensor block = allocate(out.dtype(), batched ? std::vector<int64_t>{out.size(0), rows, padded}
-                                                 : std::vector<int64_t>{rows, padded});
-    c = block.view(shape, strides, 0);
-  }
   auto problemOf = [&](const Tensor& x, const Tensor& y) {
     MatmulProblem p;
     p.dtype = c.dtype();
@@ -334,7 +311,6 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   if (!workspace_.defined()) workspace_ = allocate(DType::U8, {int64_t{kCublasLtWorkspaceBytes}});
   runCublasLtMatmul(problem, a.data(), b.data(), c.data(), biased ? bias.data() : nullptr, stream_,
                     workspace_.data(), kCublasLtWorkspaceBytes, options_.device);
-  if (c.data() != out.data()) copy(c, out);
 }
 
 } // namespace loupe

@@ -202,8 +202,8 @@ def test_a_linear_activation_runs_in_the_cublaslt_epilogue(
 
 @pytest.mark.parametrize("batched", [False, True])
 def test_a_large_product_with_unaligned_rows_is_right(trace_path, batched):
-    """Output rows of an odd width (a vocabulary of 5003) do not start at 16-byte boundaries:
-    the product runs into padded rows and is copied out."""
+    """An odd N (a vocabulary of 5003): output rows that do not start at 16-byte boundaries,
+    which leave cuBLASLt its unaligned kernels only."""
     torch.manual_seed(0)
     shape = (2, 256, 512) if batched else (256, 512)
     x = torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
