@@ -71,22 +71,26 @@ bool isFoldable(const Node& node) {
                      [](const Value* v) { return isFoldableResult(*v); });
 }
 
-// The data of a knownValue: the constant's, or the views' reference run on it.
-Tensor materialize(const Value& value) {
-  const Node& node = *value.definingNode();
+Tensor materialize(const Value& value);
+
+// The node's results, by its reference implementation on its operands' data (knownValues).
+std::vector<Tensor> evaluate(const Node& node) {
   std::vector<Tensor> inputs;
+  inputs.reserve(node.numOperands());
   for (const Value* v : node.operands())
     inputs.push_back(v ? materialize(*v) : Tensor());
   std::vector<const Tensor*> inputPtrs;
   for (size_t i = 0; i < inputs.size(); ++i)
     inputPtrs.push_back(node.operand(i) ? &inputs[i] : nullptr);
   std::vector<Type> types;
-  size_t which = 0;
-  for (size_t r = 0; r < node.numResults(); ++r) {
-    types.push_back(node.result(r)->type());
-    if (node.result(r) == &value) which = r;
-  }
-  return runReference(*registeredOp(node), inputPtrs, node.attrs(), types, {}).at(which);
+  for (const Value* r : node.results())
+    types.push_back(r->type());
+  return runReference(*registeredOp(node), inputPtrs, node.attrs(), types, {});
+}
+
+// The data of a knownValue: the constant's, or the views' reference run on it.
+Tensor materialize(const Value& value) {
+  return evaluate(*value.definingNode()).at(value.index());
 }
 
 // One value repeated is stored once: the common case of folded scalars and fills.
@@ -115,22 +119,10 @@ void fold(Graph& graph, Node& node, PassContext& ctx) {
     return describeCall(node) + " into constant " + results;
   };
   if (!ctx.decide("fold", describe, resultNames(node))) return;
-  std::vector<Tensor> inputs;
-  inputs.reserve(node.numOperands());
-  for (const Value* v : node.operands())
-    inputs.push_back(v ? materialize(*v) : Tensor());
-  std::vector<const Tensor*> inputPtrs;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    inputPtrs.push_back(node.operand(i) ? &inputs[i] : nullptr);
-
-  std::vector<Type> types;
-  for (const Value* r : node.results())
-    types.push_back(r->type());
-  std::vector<Tensor> outputs =
-      runReference(*registeredOp(node), inputPtrs, node.attrs(), types, {});
+  std::vector<Tensor> outputs = evaluate(node);
   std::vector<Value*> constants;
   for (size_t i = 0; i < outputs.size(); ++i)
-    constants.push_back(createConstant(graph, node, outputs[i], types[i]));
+    constants.push_back(createConstant(graph, node, outputs[i], node.result(i)->type()));
   replaceNode(graph, node, constants);
 }
 
