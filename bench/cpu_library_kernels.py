@@ -168,6 +168,37 @@ def softmax_cases(shape: list[int]) -> list[Case]:
     ]
 
 
+def attention_cases(shape: list[int]) -> list[Case]:
+    """The fused attention call a transformer's SDPA becomes on the CPU, forward (causal, as
+    GPT-2's) and backward."""
+    batch, heads, seq, dim = shape
+
+    def forward(q, k, v):
+        return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
+
+    def backward_inputs():
+        q, k, v = randn(*shape), randn(*shape), randn(*shape)
+        out, lse = forward(q, k, v)
+        return [randn(*shape), q, k, v, out, lse]
+
+    return [
+        Case(
+            "attention",
+            f"attention causal {shape}",
+            forward,
+            lambda: [randn(*shape), randn(*shape), randn(*shape)],
+        ),
+        Case(
+            "attention",
+            f"attention backward causal {shape}",
+            lambda g, q, k, v, out, lse: aten._scaled_dot_product_flash_attention_for_cpu_backward(
+                g, q, k, v, out, lse, 0.0, True
+            ),
+            backward_inputs,
+        ),
+    ]
+
+
 def cases() -> list[Case]:
     return [
         # The CNN: a 3-channel image to 32 and 64 channels, 2x2 pooling after each; a ResNet
@@ -224,6 +255,8 @@ def cases() -> list[Case]:
         *batch_norm_cases([32, 16, 32, 32]),
         # bench/cpu.py's attention_large: 4 sequences of 256 tokens, 8 heads.
         *softmax_cases([4, 8, 256, 256]),
+        # bench/cpu.py's gpt2_large and bert_large: 4 sequences of 128 tokens, 4 heads of 64.
+        *attention_cases([4, 4, 128, 64]),
     ]
 
 
@@ -264,7 +297,9 @@ def implementations(compiled) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", default="conv,pool,bmm,mm,norm,row", help="groups to run")
+    parser.add_argument(
+        "--ops", default="conv,pool,bmm,mm,norm,row,attention", help="groups to run"
+    )
     parser.add_argument("--runs", type=int, default=30, help="timed calls each (default 30)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: as is)")

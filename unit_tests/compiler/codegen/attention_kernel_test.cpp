@@ -102,6 +102,18 @@ INSTANTIATE_TEST_SUITE_P(
         AttentionCase{"causal_cross_f64", DType::F64, 1, 2, 2, 70, 45, 5, true, Mask::Full, {}},
         AttentionCase{"grouped_per_key_mask_f32", DType::F32, 2, 4, 2, 67, 67, 8, false,
                       Mask::PerKey, 0.3},
+        // Three head groups of three heads each: the threads split the groups unevenly.
+        AttentionCase{"grouped_causal_uneven_split_f64",
+                      DType::F64,
+                      3,
+                      3,
+                      1,
+                      40,
+                      40,
+                      8,
+                      true,
+                      Mask::None,
+                      {}},
         AttentionCase{
             "fully_masked_row_f64", DType::F64, 1, 2, 1, 9, 9, 4, true, Mask::MasksFirstKey, {}}),
     [](const auto& info) { return info.param.name; });

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/library/blas.h"
+#include "compiler/codegen/cpu/library/parallel_ranges.h"
 #include "compiler/codegen/cpu/library/scratch.h"
 #include "compiler/ir/attribute.h"
 #include "compiler/tensor/tensor.h"
@@ -100,6 +101,23 @@ inline BlasMatrix rowMajor(const void* data, int64_t leading) {
   return {data, CblasNoTrans, static_cast<int>(std::max<int64_t>(leading, 1)), {}};
 }
 
+// The heads of an attention call split across the library threads, each range of heads on one
+// thread with single-threaded products: a head's products (a 64-row block against a few hundred
+// keys) are too small for BLAS's own split to pay, and its softmax runs on one thread anyway.
+// `body(b, h)` runs every head of kv head group (b, kv) in order: heads that share a key/value
+// head stay on one thread, so a backward's key and value gradients have one writer.
+template <typename T, typename Body>
+void forEachKvGroup(const AttentionProblem<T>& problem, Body body) {
+  int64_t groups = problem.batch * problem.kvHeads, perGroup = problem.heads / problem.kvHeads;
+  int parts = static_cast<int>(std::min<int64_t>(
+      parallelParts(groups, perGroup * problem.queries * problem.keys * problem.headDim), groups));
+  parallelRanges(std::max(parts, 1), groups, [&](int, int64_t first, int64_t last) {
+    for (int64_t group = first; group < last; ++group)
+      for (int64_t g = 0; g < perGroup; ++g)
+        body(group / problem.kvHeads, group % problem.kvHeads * perGroup + g);
+  });
+}
+
 // Operands: query, key, value, attn_mask?; results: out [B, H, Lq, E] and logsumexp [B, H, Lq].
 template <typename T>
 void attention(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
@@ -107,22 +125,21 @@ void attention(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
   const Tensor &q = *inputs[0], &k = *inputs[1], &v = *inputs[2];
   AttentionProblem<T> problem(q, k, inputs.size() > 3 ? inputs[3] : nullptr, attrs);
   const int64_t headDim = problem.headDim, queries = problem.queries;
-  Scratch<T> p(kAttentionRowBlock * problem.keys);
   T* out = outputs[0].dataAs<T>();
   T* lse = outputs[1].dataAs<T>();
-  for (int64_t b = 0; b < problem.batch; ++b)
-    for (int64_t h = 0; h < problem.heads; ++h) {
-      int64_t kv = problem.kvHeadOf(h), head = b * problem.heads + h;
-      BlasMatrix qm = problem.headMatrix(q, b, h), km = problem.headMatrix(k, b, kv),
-                 vm = problem.headMatrix(v, b, kv);
-      for (int64_t first = 0; first < queries; first += kAttentionRowBlock) {
-        int64_t rows = std::min(kAttentionRowBlock, queries - first);
-        int64_t cols = problem.visibleKeys(first + rows);
-        problem.weights(qm, km, b, h, first, rows, cols, p.data(), lse + head * queries + first);
-        gemmBlocks<T>(rowMajor(p.data(), cols), 0, vm, 0, rows, headDim, cols,
-                      out + (head * queries + first) * headDim, headDim);
-      }
+  forEachKvGroup(problem, [&](int64_t b, int64_t h) {
+    Scratch<T> p(kAttentionRowBlock * problem.keys);
+    int64_t kv = problem.kvHeadOf(h), head = b * problem.heads + h;
+    BlasMatrix qm = problem.headMatrix(q, b, h), km = problem.headMatrix(k, b, kv),
+               vm = problem.headMatrix(v, b, kv);
+    for (int64_t first = 0; first < queries; first += kAttentionRowBlock) {
+      int64_t rows = std::min(kAttentionRowBlock, queries - first);
+      int64_t cols = problem.visibleKeys(first + rows);
+      problem.weights(qm, km, b, h, first, rows, cols, p.data(), lse + head * queries + first);
+      gemmBlocks<T>(rowMajor(p.data(), cols), 0, vm, 0, rows, headDim, cols,
+                    out + (head * queries + first) * headDim, headDim);
     }
+  });
 }
 
 // Operands: grad_out, query, key, value, out, logsumexp, attn_mask?; results: grad_query,
@@ -135,38 +152,37 @@ void attentionBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   const Tensor &gradOut = *inputs[0], &q = *inputs[1], &k = *inputs[2], &v = *inputs[3];
   AttentionProblem<T> problem(q, k, inputs.size() > 6 ? inputs[6] : nullptr, attrs);
   const int64_t headDim = problem.headDim, queries = problem.queries, keys = problem.keys;
-  Scratch<T> p(kAttentionRowBlock * keys), ds(kAttentionRowBlock * keys);
   for (size_t i = 1; i <= 2; ++i)
     std::fill_n(outputs[i].dataAs<T>(), outputs[i].numel(), T(0));
-  for (int64_t b = 0; b < problem.batch; ++b)
-    for (int64_t h = 0; h < problem.heads; ++h) {
-      int64_t kv = problem.kvHeadOf(h);
-      BlasMatrix qm = problem.headMatrix(q, b, h), km = problem.headMatrix(k, b, kv),
-                 vm = problem.headMatrix(v, b, kv), gm = problem.headMatrix(gradOut, b, h);
-      T* gradQ = outputs[0].dataAs<T>() + (b * problem.heads + h) * queries * headDim;
-      T* gradK = outputs[1].dataAs<T>() + (b * problem.kvHeads + kv) * keys * headDim;
-      T* gradV = outputs[2].dataAs<T>() + (b * problem.kvHeads + kv) * keys * headDim;
-      for (int64_t first = 0; first < queries; first += kAttentionRowBlock) {
-        int64_t rows = std::min(kAttentionRowBlock, queries - first);
-        int64_t cols = problem.visibleKeys(first + rows);
-        problem.weights(qm, km, b, h, first, rows, cols, p.data(), nullptr);
-        BlasMatrix pm = rowMajor(p.data(), cols), dsm = rowMajor(ds.data(), cols);
-        gemmBlocks<T>(pm.transposed(), 0, gm, first, cols, headDim, rows, gradV, headDim, true);
-        gemmBlocks<T>(gm, first, vm.transposed(), 0, rows, cols, headDim, ds.data(), cols);
-        for (int64_t r = 0; r < rows; ++r) {
-          const T* pr = p.data() + r * cols;
-          T* dr = ds.data() + r * cols;
-          double dot = 0;
-          for (int64_t j = 0; j < cols; ++j)
-            dot += static_cast<double>(pr[j]) * dr[j];
-          auto rowDot = static_cast<T>(dot), scale = static_cast<T>(problem.scale);
-          for (int64_t j = 0; j < cols; ++j)
-            dr[j] = pr[j] * (dr[j] - rowDot) * scale;
-        }
-        gemmBlocks<T>(dsm, 0, km, 0, rows, headDim, cols, gradQ + first * headDim, headDim);
-        gemmBlocks<T>(dsm.transposed(), 0, qm, first, cols, headDim, rows, gradK, headDim, true);
+  forEachKvGroup(problem, [&](int64_t b, int64_t h) {
+    Scratch<T> p(kAttentionRowBlock * keys), ds(kAttentionRowBlock * keys);
+    int64_t kv = problem.kvHeadOf(h);
+    BlasMatrix qm = problem.headMatrix(q, b, h), km = problem.headMatrix(k, b, kv),
+               vm = problem.headMatrix(v, b, kv), gm = problem.headMatrix(gradOut, b, h);
+    T* gradQ = outputs[0].dataAs<T>() + (b * problem.heads + h) * queries * headDim;
+    T* gradK = outputs[1].dataAs<T>() + (b * problem.kvHeads + kv) * keys * headDim;
+    T* gradV = outputs[2].dataAs<T>() + (b * problem.kvHeads + kv) * keys * headDim;
+    for (int64_t first = 0; first < queries; first += kAttentionRowBlock) {
+      int64_t rows = std::min(kAttentionRowBlock, queries - first);
+      int64_t cols = problem.visibleKeys(first + rows);
+      problem.weights(qm, km, b, h, first, rows, cols, p.data(), nullptr);
+      BlasMatrix pm = rowMajor(p.data(), cols), dsm = rowMajor(ds.data(), cols);
+      gemmBlocks<T>(pm.transposed(), 0, gm, first, cols, headDim, rows, gradV, headDim, true);
+      gemmBlocks<T>(gm, first, vm.transposed(), 0, rows, cols, headDim, ds.data(), cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* pr = p.data() + r * cols;
+        T* dr = ds.data() + r * cols;
+        double dot = 0;
+        for (int64_t j = 0; j < cols; ++j)
+          dot += static_cast<double>(pr[j]) * dr[j];
+        auto rowDot = static_cast<T>(dot), scale = static_cast<T>(problem.scale);
+        for (int64_t j = 0; j < cols; ++j)
+          dr[j] = pr[j] * (dr[j] - rowDot) * scale;
       }
+      gemmBlocks<T>(dsm, 0, km, 0, rows, headDim, cols, gradQ + first * headDim, headDim);
+      gemmBlocks<T>(dsm.transposed(), 0, qm, first, cols, headDim, rows, gradK, headDim, true);
     }
+  });
 }
 
 } // namespace loupe::library
