@@ -40,6 +40,19 @@ typedef __UINT32_TYPE__ uint32_t;
 extern "C" void* malloc(__SIZE_TYPE__) noexcept;
 extern "C" void free(void*) noexcept;
 
+// A float's bits and back (what std::bit_cast does), for exp's lane masks and the half and
+// bfloat16 conversions.
+static inline uint32_t loupe_bits(float x) {
+  uint32_t b;
+  __builtin_memcpy(&b, &x, 4);
+  return b;
+}
+static inline float loupe_float(uint32_t b) {
+  float x;
+  __builtin_memcpy(&x, &b, 4);
+  return x;
+}
+
 struct LoupeKernelArgs {
   int64_t rank;
   const int64_t* sizes;
@@ -72,16 +85,6 @@ struct LoupeKernelArgs {
 extern "C" {
 _Pragma("omp declare simd notinbranch") float expf(float) noexcept;
 _Pragma("omp declare simd notinbranch") double exp(double) noexcept;
-}
-static inline uint32_t loupe_bits(float x) {
-  uint32_t b;
-  __builtin_memcpy(&b, &x, 4);
-  return b;
-}
-static inline float loupe_float(uint32_t b) {
-  float x;
-  __builtin_memcpy(&x, &b, 4);
-  return x;
 }
 static inline float loupe_exp(float x) {
   uint32_t keep = -static_cast<uint32_t>(!(x < -104.0f));  // all ones unless the result is 0
@@ -162,25 +165,21 @@ static inline auto loupe_pow(T x, E e) {
 // loading or storing f16 vectorise.
 static inline float loupe_h2f(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, subnormal;
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
   // A subnormal half (or zero) is mantissa * 2^-24, exactly.
-  float magnitude = static_cast<float>(static_cast<int32_t>(mantissa)) * 5.9604644775390625e-8f;
-  __builtin_memcpy(&subnormal, &magnitude, 4);
+  uint32_t subnormal =
+      loupe_bits(static_cast<float>(static_cast<int32_t>(mantissa)) * 5.9604644775390625e-8f);
   uint32_t bits = exponent == 0    ? sign | subnormal
                   : exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
                                    : sign | ((exponent + 112) << 23) | (mantissa << 13);
-  float f;
-  __builtin_memcpy(&f, &bits, 4);
-  return f;
+  return loupe_float(bits);
 }
 
 static inline uint16_t loupe_f2h(float value) {
-  uint32_t x;
-  __builtin_memcpy(&x, &value, 4);
+  uint32_t x = loupe_bits(value);
   uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
-  float magnitude;
-  __builtin_memcpy(&magnitude, &x, 4);
+  float magnitude = loupe_float(x);
   // Below the smallest normal half: a multiple of 2^-24, under 1024 of them, rounded as
   // nearbyint would (adding and taking away 2^23 rounds away the fraction in the current
   // rounding mode, to nearest even by default).
@@ -194,16 +193,10 @@ static inline uint16_t loupe_f2h(float value) {
   return static_cast<uint16_t>(sign | half);
 }
 
-static inline float loupe_bf2f(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  __builtin_memcpy(&f, &bits, 4);
-  return f;
-}
+static inline float loupe_bf2f(uint16_t b) { return loupe_float(static_cast<uint32_t>(b) << 16); }
 
 static inline uint16_t loupe_f2bf(float value) {
-  uint32_t x;
-  __builtin_memcpy(&x, &value, 4);
+  uint32_t x = loupe_bits(value);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
