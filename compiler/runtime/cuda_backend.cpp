@@ -262,10 +262,11 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     if (target.data() != out.data()) copy(target, out);
     return;
   }
-  if (std::string why; !runsAsCudaLibraryKernel(node, &why)) throw Error("runtime", why);
   // A product with its activation (an epilogue group) reads the product's operands: the group's
   // inputs, by the body's parameters the product reads.
   std::optional<CudaMatmulEpilogue> epilogue = cudaMatmulEpilogueOf(node);
+  if (std::string why; !epilogue && !runsAsCudaLibraryKernel(node, &why))
+    throw Error("runtime", why);
   const Node& product = epilogue ? *epilogue->product : node;
   auto operand = [&](size_t i) -> const Tensor& {
     return *inputs.at(epilogue ? product.operand(i)->index() : i);

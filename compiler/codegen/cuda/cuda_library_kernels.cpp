@@ -82,13 +82,15 @@ std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
   const Attribute* kind = node.op() == "loupe.fused" ? node.attrs().find("kind") : nullptr;
   const auto* kindText = kind ? std::get_if<std::string>(kind) : nullptr;
   if (!kindText || *kindText != "epilogue" || !node.hasBody()) return std::nullopt;
-  std::vector<Node*> members = node.body()->nodes();
-  if (members.size() != 2) return std::nullopt;
-  const Node* product = members[0];
-  const Node* activation = members[1];
-  if ((product->op() != "aten.mm" && product->op() != "aten.addmm") ||
-      !runsAsCudaLibraryKernel(*product, nullptr) || !isCudaEpilogueActivation(*activation) ||
-      activation->operand(0) != product->result())
+  // Read from the body's one result back, without a snapshot of its nodes: the runtime asks
+  // on every call.
+  const Graph& body = *node.body();
+  if (body.numNodes() != 2 || body.outputs().size() != 1) return std::nullopt;
+  const Node* activation = body.outputs()[0]->definingNode();
+  const Value* read = activation && activation->numOperands() ? activation->operand(0) : nullptr;
+  const Node* product = read ? read->definingNode() : nullptr;
+  if (!product || (product->op() != "aten.mm" && product->op() != "aten.addmm") ||
+      !runsAsCudaLibraryKernel(*product, nullptr) || !isCudaEpilogueActivation(*activation))
     return std::nullopt;
   return CudaMatmulEpilogue{product, activation->op() == "aten.relu"};
 }
