@@ -130,6 +130,18 @@ protected:
       frame();
     }
   }
+  // Opens `path` and reads its selected compile's details as the viewer does, on the worker;
+  // null when they could not be read.
+  const CompileDetails* openAndReadDetails(const std::string& path) {
+    if (!viewer_->open(path)) {
+      ADD_FAILURE() << viewer_->openError();
+      return nullptr;
+    }
+    frames(1);
+    viewer_->document()->details(viewer_->compile()->compileId); // read on the worker
+    viewer_->finishPendingWork();
+    return viewer_->document()->details(viewer_->compile()->compileId);
+  }
   // Pressed and released before the next frame, as the window's key callback queues it: ImGui
   // never sees the key down.
   void pressKey(int glfwKey, int mods = 0) {
@@ -408,11 +420,7 @@ TEST_F(ViewerTest, KernelsComeSlowestFirstAndASymbolicPlanAtASizeItRanAt) {
                                   .offsets = {{"h", 0}},
                                   .sizes = {{"x", 1024}, {"h", 2048}}});
   }
-  ASSERT_TRUE(viewer_->open(path)) << viewer_->openError();
-  frames(1);
-  viewer_->document()->details(viewer_->compile()->compileId); // read on the worker
-  viewer_->finishPendingWork();
-  const CompileDetails* read = viewer_->document()->details(viewer_->compile()->compileId);
+  const CompileDetails* read = openAndReadDetails(path);
   ASSERT_NE(read, nullptr);
   const CompileDetails& details = *read;
   ASSERT_EQ(details.kernels.size(), 2u);
@@ -444,11 +452,7 @@ TEST_F(ViewerTest, ProfiledKernelsComeByProfiledTime) {
                                   .profile_ms = 0.25,
                                   .profile_runs = 5}});
   }
-  ASSERT_TRUE(viewer_->open(path)) << viewer_->openError();
-  frames(1);
-  viewer_->document()->details(viewer_->compile()->compileId); // read on the worker
-  viewer_->finishPendingWork();
-  const CompileDetails* read = viewer_->document()->details(viewer_->compile()->compileId);
+  const CompileDetails* read = openAndReadDetails(path);
   ASSERT_NE(read, nullptr);
   ASSERT_EQ(read->kernels.size(), 2u);
   EXPECT_EQ(read->kernels[0].name, "k0");
