@@ -190,11 +190,16 @@ class CudaGraphedGraph:
     fallbacks, on torch's current stream) captured in a CUDA graph per input signature and
     replayed, so a call costs one launch.
 
-    A signature's first call runs uncaptured and notes where its tensors live; the second
-    captures. An input at the same address both times (a parameter, a buffer, a tensor the caller
-    reuses) is captured in place: the replay reads the caller's tensor where it is, and checks
-    that each call passes the same address (when one moves, the graph is re-captured with that
-    input copied). Every other input is copied into a captured one before the replay.
+    A signature's first call runs uncaptured (it builds the kernels and lays out the arena); the
+    second captures. Every tensor input is captured in place at first: the replay reads the
+    caller's tensor where it is, and checks that each call passes the same address. An input
+    seen at a new address (a new batch each step) is copied into a captured one from then on,
+    and the signature is re-captured once. In place first, because a training step's backward
+    reads the forward's saved activations, which stay where the forward's replay put them:
+    copying them would cost one copy per activation per step. A capture holds no reference to
+    the tensors it reads in place (it replays only when the caller passes tensors at those
+    addresses, alive for the call), so it never keeps the caller's memory, or an earlier
+    replay's outputs, alive.
 
     The outputs are the captured ones, not copies (a copy of a large output cost as much as the
     kernel that computed it): each call hands out new tensors over the captured outputs' memory
@@ -212,7 +217,7 @@ class CudaGraphedGraph:
     def __init__(self, graph: LoupeGraph):
         self.graph = graph
         self.captured: dict[tuple, list] = {}  # signature -> its captures
-        self.seen: dict[tuple, tuple] = {}  # signature -> input addresses of its last call
+        self.seen: set[tuple] = set()  # signatures called at least once
         self.moved: dict[tuple, set] = {}  # signature -> inputs seen at a new address
         self.uncaptured = False
 
@@ -241,18 +246,13 @@ class CudaGraphedGraph:
                 self.moved.setdefault(key, set()).update(moved)
                 del self.captured[key]
                 captures = []
-        if not captures:
-            previous = self.seen.get(key)
-            self.seen[key] = addresses
-            if previous is None:  # the first call of this signature runs uncaptured
-                return self.graph(*args)
+        if not captures and key not in self.seen:  # the first call of a signature: uncaptured
+            self.seen.add(key)
+            return self.graph(*args)
         free = next((c for c in captures if c.free()), None)
         if free is None and len(captures) < self.max_captures:
-            previous = self.seen[key]
-            in_place = [
-                isinstance(a, torch.Tensor) and p == q and i not in self.moved.get(key, ())
-                for i, (a, p, q) in enumerate(zip(args, previous, addresses))
-            ]
+            moved = self.moved.get(key, ())
+            in_place = [isinstance(a, torch.Tensor) and i not in moved for i, a in enumerate(args)]
             try:
                 free = self.capture(args, in_place)
             except Exception as error:
@@ -301,12 +301,15 @@ class _Capture:
 
     def __init__(self, cuda_graph, static_inputs: list, static_outputs: list, at: tuple):
         self.cuda_graph = cuda_graph
-        self.inputs, self.outputs = static_inputs, static_outputs
         self.at = at
         positions = {id(s): i for i, s in enumerate(static_inputs)}
         # Per output: the position of the input it is (handed back as the caller's own tensor),
         # or None.
         self.input_of = [positions.get(id(out)) for out in static_outputs]
+        # The copied inputs' captured tensors; None where the caller's tensor is read in place
+        # (not held: a replay is given it at the same address).
+        self.inputs = [None if a is not None else s for s, a in zip(static_inputs, at)]
+        self.outputs = [None if i is not None else o for o, i in zip(static_outputs, self.input_of)]
         self.handed: list = []  # StorageWeakRef of each output the last replay handed out
 
     def free(self) -> bool:
@@ -314,7 +317,7 @@ class _Capture:
 
     def replay(self, args: tuple) -> list:
         for static, arg in zip(self.inputs, args):
-            if isinstance(arg, torch.Tensor) and static is not arg:
+            if isinstance(static, torch.Tensor):
                 static.copy_(arg)
         self.cuda_graph.replay()
         results, self.handed = [], []
