@@ -10,6 +10,11 @@
 // of their own, handed to the caller, so they stay out of the arena too. View results get no
 // buffer: they alias their base, whose lifetime they extend.
 //
+// The device decides the boundary buffers start at (arenaAlignment): a cache line on the host,
+// the caching allocator's 256 bytes on a GPU. On a GPU that is a decision, recorded with the
+// device and where the arena's memory comes from; refused (--bisect-limit), the plan keeps the
+// host's 64 bytes, which every kernel accepts.
+//
 // With symbolic shapes offsets cannot be fixed at compile time: offsets are -1, concrete=false,
 // and the arena size is the sum of its buffers (no reuse), an upper bound. The executable lays
 // the plan out for each binding of the symbols it runs at, and the trace records each of those
@@ -17,6 +22,7 @@
 #include <memory>
 
 #include "compiler/pass/memory_layout.h"
+#include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
 
 namespace loupe {
@@ -26,7 +32,22 @@ namespace {
 class MemoryPlanningPass : public TablePass<PassId::MemoryPlanningPass> {
 public:
   void run(Graph& graph, PassContext& ctx) override {
-    ctx.plan().memory = planMemory(graph);
+    // An unknown target or mixed devices: kernel selection has reported it; plan as for the CPU.
+    Device device = validTargetDevice(graph, ctx.options().target).value_or(Device{});
+    int64_t alignment = arenaAlignment(Device{});
+    if (!device.isCpu()) {
+      int64_t deviceAlignment = arenaAlignment(device);
+      auto describe = [&] {
+        return "memory: arena on " + device.str() +
+               " (torch's caching allocator on the call's stream; the driver's under loupe "
+               "run), buffers at " +
+               std::to_string(deviceAlignment) +
+               "-byte boundaries as the caching allocator's blocks are, so cuBLASLt sees "
+               "intermediates as aligned as eager's tensors";
+      };
+      if (ctx.decide("memory", describe)) alignment = deviceAlignment;
+    }
+    ctx.plan().memory = planMemory(graph, alignment);
     ctx.instrumentation().onMemoryPlan(ctx.plan().memory);
   }
 };

@@ -199,7 +199,7 @@ MemoryLayout layOutMemory(const MemoryPlan& plan, const SymbolBindings& bindings
     intervals.push_back({layout.bytes.back(), b.firstUse, b.lastUse});
     arenaBuffers.push_back(i);
   }
-  ArenaLayout arena = layoutArena(intervals);
+  ArenaLayout arena = layoutArena(intervals, plan.alignment);
   for (size_t a = 0; a < arenaBuffers.size(); ++a)
     layout.offsets[arenaBuffers[a]] = arena.offsets[a];
   layout.arenaBytes = arena.arenaBytes;
@@ -221,9 +221,14 @@ MemoryLayout layoutToRun(const MemoryPlan& plan, const SymbolBindings& bindings)
   return layout;
 }
 
-MemoryPlan planMemory(const Graph& graph) {
+int64_t arenaAlignment(const Device& device) {
+  return device.isCpu() ? 64 : 256;
+}
+
+MemoryPlan planMemory(const Graph& graph, int64_t alignment) {
   LivenessAnalysis liveness(graph);
   MemoryPlan plan;
+  plan.alignment = alignment;
   plan.buffers = std::move(liveness.buffers());
   plan.outputBytes = liveness.outputBytes();
   plan.concrete = plan.outputBytes.isConstant() &&

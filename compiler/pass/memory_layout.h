@@ -36,15 +36,23 @@ struct ArenaLayout {
 // live at the same time overlap.
 ArenaLayout layoutArena(const std::vector<BufferInterval>& buffers, int64_t alignment = 64);
 
+// The boundary arena buffers start at on `device`. On the host, a cache line (64 bytes: no
+// buffer shares a line with another, and AVX-512 loads of a buffer's start are aligned). On a
+// GPU, 256 bytes, the alignment of every block of torch's caching allocator: cuBLASLt is told
+// each operand's alignment and chooses among fewer algorithms for a less aligned one, so a
+// matmul reading an intermediate of the arena gets the choices it would get in eager.
+int64_t arenaAlignment(const Device& device);
+
 // The bytes of a buffer holding a tensor of `type`, as the plan states them (the executable
 // matches its buffers to the plan's by them).
 SymExpr bufferBytes(const TensorType& type);
 
 // The buffers of a graph (inputs first, then each non-view result in step order) with their
-// lifetimes; with concrete sizes also their offsets (layOutMemory), else offsets of -1.
-MemoryPlan planMemory(const Graph& graph);
+// lifetimes; with concrete sizes also their offsets (layOutMemory), else offsets of -1. Offsets
+// are multiples of `alignment`.
+MemoryPlan planMemory(const Graph& graph, int64_t alignment = 64);
 
-// A memory plan laid out for concrete sizes.
+// A memory plan laid out for concrete sizes (at the plan's alignment).
 struct MemoryLayout {
   std::vector<int64_t> bytes;   // per buffer of the plan, in its order
   std::vector<int64_t> offsets; // per buffer: its arena offset, -1 outside the arena

@@ -51,8 +51,9 @@ struct MemoryPlan {
   // Handed to the caller: the output buffers, and the copies made for outputs that cannot be
   // handed out as they are (a view of an input, a second output on one allocation).
   SymExpr outputBytes;
-  SymExpr peakBytes;    // arenaBytes + outputBytes: what one call holds under the plan
-  bool concrete = true; // false when offsets could not be fixed (symbolic shapes)
+  SymExpr peakBytes;      // arenaBytes + outputBytes: what one call holds under the plan
+  bool concrete = true;   // false when offsets could not be fixed (symbolic shapes)
+  int64_t alignment = 64; // every arena offset is a multiple of it (arenaAlignment(device))
 };
 
 struct Plan {

@@ -52,7 +52,8 @@ void printPlan(const Plan& plan, std::ostream& os) {
   }
   os << "memory: arena=" << m.arenaBytes.str() << " bytes, outputs=" << m.outputBytes.str()
      << " bytes, peak=" << m.peakBytes.str() << " bytes ("
-     << (m.concrete ? "concrete" : "symbolic: offsets are fixed at run time") << ")\n";
+     << (m.concrete ? "concrete" : "symbolic: offsets are fixed at run time") << "), buffers at "
+     << m.alignment << "-byte boundaries\n";
   for (const auto& b : m.buffers)
     printBuffer(b, os);
 }

@@ -166,7 +166,8 @@ constexpr size_t kOutputAlignment = 256;
 Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions options)
     : graph_(graph.clone()), options_(std::move(options)),
       registry_(options_.registry ? *options_.registry : OpRegistry::global()),
-      memory_(plan.memory.buffers.empty() ? planMemory(*graph_) : plan.memory),
+      memory_(plan.memory.buffers.empty() ? planMemory(*graph_, arenaAlignment(device()))
+                                          : plan.memory),
       lastStatsReport_(std::chrono::steady_clock::now()) {
   std::map<std::string, const KernelChoice*> choices;
   for (const KernelChoice& choice : plan.kernels)
