@@ -187,8 +187,9 @@ class LoupeGraph:
 
 class CudaGraphedGraph:
     """cuda_graphs mode: a compiled CUDA graph's launches (Loupe's kernels, cuBLASLt, the aten
-    fallbacks, on torch's current stream) captured in a CUDA graph per input signature and
-    replayed, so a call costs one launch.
+    fallbacks, on torch's current stream) captured in a CUDA graph per input signature (the
+    values of its symbols: one per size of a dynamic dim) and replayed, so a call costs one
+    launch.
 
     A signature's first call runs uncaptured (it builds the kernels and lays out the arena); the
     second captures. Every tensor input is captured in place at first: the replay reads the
@@ -220,28 +221,30 @@ class CudaGraphedGraph:
         self.seen: set[tuple] = set()  # signatures called at least once
         self.moved: dict[tuple, set] = {}  # signature -> inputs seen at a new address
         self.uncaptured = False
+        # The arguments whose size or value is symbolic. Their sizes and values are the
+        # signature: Dynamo's guards already fix every other property of the inputs (dtype,
+        # device, static sizes and strides), so a call checks only what can change between
+        # calls of this graph (shapes, strides, dtypes and devices of every input took about
+        # 8 microseconds for 18 tensors).
+        lir = graph.lir
+        self.sized_args = [
+            lir.inputs[position][1]
+            for position in lir.sized_inputs
+            if lir.inputs[position][0] == "arg"
+        ]
 
-    @staticmethod
-    def signature(args: tuple) -> tuple:
+    def signature(self, args: tuple) -> tuple:
         return tuple(
-            (tuple(a.shape), a.stride(), a.dtype, a.device) if isinstance(a, torch.Tensor) else a
-            for a in args
+            args[i].shape if isinstance(args[i], torch.Tensor) else args[i] for i in self.sized_args
         )
-
-    @staticmethod
-    def addresses(args: tuple) -> tuple:
-        return tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args)
 
     def __call__(self, *args) -> list:
         if self.uncaptured or self.graph.eager:
             return self.graph(*args)
         key = self.signature(args)
-        addresses = self.addresses(args)
         captures = self.captured.get(key, [])
         if captures:
-            moved = [
-                i for i, (c, a) in enumerate(zip(captures[0].at, addresses)) if c not in (None, a)
-            ]
+            moved = captures[0].moved(args)
             if moved:  # an input captured in place has moved: capture again, copying it
                 self.moved.setdefault(key, set()).update(moved)
                 del self.captured[key]
@@ -302,6 +305,7 @@ class _Capture:
     def __init__(self, cuda_graph, static_inputs: list, static_outputs: list, at: tuple):
         self.cuda_graph = cuda_graph
         self.at = at
+        self.read_in_place = [(i, address) for i, address in enumerate(at) if address is not None]
         positions = {id(s): i for i, s in enumerate(static_inputs)}
         # Per output: the position of the input it is (handed back as the caller's own tensor),
         # or None.
@@ -311,6 +315,10 @@ class _Capture:
         self.inputs = [None if a is not None else s for s, a in zip(static_inputs, at)]
         self.outputs = [None if i is not None else o for o, i in zip(static_outputs, self.input_of)]
         self.handed: list = []  # StorageWeakRef of each output the last replay handed out
+
+    def moved(self, args: tuple) -> list:
+        """The inputs read in place that this call passes at another address."""
+        return [i for i, address in self.read_in_place if args[i].data_ptr() != address]
 
     def free(self) -> bool:
         return all(ref.expired() for ref in self.handed)

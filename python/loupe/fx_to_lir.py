@@ -89,6 +89,9 @@ class LirGraph:
     # Where each symbol's value comes from: (graph-input position, dim), dim None for an
     # index input.
     symbols: dict[Any, tuple[int, int | None]] = field(default_factory=dict)
+    # The graph inputs whose size or value is symbolic (a tensor with a symbolic dim, a symbolic
+    # int): what can differ between calls of the graph beyond where the tensors live.
+    sized_inputs: list[int] = field(default_factory=list)
     # Opaque nodes by their first result's name, for the fallback; on a CUDA graph every aten
     # node's call, so an op Loupe does not generate runs as its aten kernel on the device.
     fallbacks: dict[str, FallbackCall] = field(default_factory=dict)
@@ -524,6 +527,7 @@ class _Converter:
         self.signature: list[str] = []
         self.fallbacks: dict[str, FallbackCall] = {}
         self.symbols: dict[Any, tuple[int, int | None]] = {}
+        self.sized_inputs: list[int] = []
 
     def convert(self, graph_name: str) -> LirGraph:
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
@@ -567,7 +571,14 @@ class _Converter:
         )
         body = self.lines + [f"  return {', '.join(returned)}" if returned else "  return", "}"]
         text = "\n".join([header, *body]) + "\n"
-        return LirGraph(text, self.inputs, outputs, fallbacks=self.fallbacks, symbols=self.symbols)
+        return LirGraph(
+            text,
+            self.inputs,
+            outputs,
+            fallbacks=self.fallbacks,
+            symbols=self.symbols,
+            sized_inputs=self.sized_inputs,
+        )
 
     def _add_input(self, node: torch.fx.Node, source: tuple[str, Any]) -> None:
         val = node.meta.get("val")
@@ -575,8 +586,11 @@ class _Converter:
         if isinstance(val, torch.SymInt):
             type_text = f"index<{dim_text(val)}>"
             self.symbols.setdefault(val.node.expr, (position, None))
+            self.sized_inputs.append(position)
         elif isinstance(val, torch.Tensor):
             type_text = tensor_type(val, f"input {node.name}")
+            if any(isinstance(size, torch.SymInt) for size in val.shape):
+                self.sized_inputs.append(position)
             for dim, size in enumerate(val.shape):
                 if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
                     self.symbols.setdefault(size.node.expr, (position, dim))
