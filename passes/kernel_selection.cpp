@@ -41,6 +41,20 @@ namespace loupe {
 
 namespace {
 
+// What cudaMatmulAlignedColumns makes of a product, for its kernel's reason, where the shape is
+// known at compile time (a symbolic one is split at run time by the same rule).
+std::string columnSplitNote(const Node& product) {
+  const TensorType& out = product.result()->tensorType();
+  if (product.op() == "aten.bmm" || out.rank() != 2) return "";
+  std::optional<int64_t> m = out.shape[0].constant(), n = out.shape[1].constant();
+  int64_t aligned = m && n ? cudaMatmulAlignedColumns(out.dtype, 1, *m, *n) : 0;
+  if (aligned == 0) return "";
+  return "; n = " + std::to_string(*n) +
+         " is not a multiple of 8, where cuBLASLt has only pre-Hopper kernels: the first " +
+         std::to_string(aligned) + " columns and the last " + std::to_string(*n - aligned) +
+         " run as two calls into rows padded to 16 bytes, then copied out";
+}
+
 const std::string kCpu = "cpu";
 
 std::string generatedFlavour(const Node& node, const OpInfo* info) {
@@ -142,7 +156,8 @@ private:
               std::string("cublaslt:matmul") + (bias ? "+bias" : "") + "+" + activation,
               "cuBLASLt on " + device + (bias ? " with the bias and " : " with ") +
                   (epilogue->relu ? "the relu" : "the tanh-GELU") +
-                  " applied in its epilogue, in fp32 before the one store");
+                  " applied in its epilogue, in fp32 before the one store" +
+                  columnSplitNote(*epilogue->product));
       choice.rejected.push_back({KernelKind::Generated, device,
                                  "the activation as a kernel of its own: the product goes "
                                  "through memory twice more"});
@@ -169,7 +184,7 @@ private:
                 "cuBLASLt on " + device +
                     (dtype == DType::F32 ? ", computed in fp32 (no TF32, as torch by default)"
                                          : ", accumulated in fp32") +
-                    (bias ? ", the bias added in its epilogue" : ""));
+                    (bias ? ", the bias added in its epilogue" : "") + columnSplitNote(node));
         choice.rejected.push_back({KernelKind::Fallback, device,
                                    "aten's matmul calls cuBLAS too, through the frontend: a "
                                    "Python round trip per call"});

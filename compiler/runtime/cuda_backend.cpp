@@ -310,8 +310,32 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   }
   if (c.numel() == 0) return;
   if (!workspace_.defined()) workspace_ = allocate(DType::U8, {int64_t{kCublasLtWorkspaceBytes}});
-  runCublasLtMatmul(problem, a.data(), b.data(), c.data(), biased ? bias.data() : nullptr, stream_,
-                    workspace_.data(), kCublasLtWorkspaceBytes, options_.device);
+  int64_t aligned = cudaMatmulAlignedColumns(problem.dtype, problem.batch, problem.m, problem.n);
+  bool denseOutput = problem.cStrides[2] == 1 && problem.cStrides[1] == problem.n;
+  if (aligned == 0 || !denseOutput) {
+    runCublasLtMatmul(problem, a.data(), b.data(), c.data(), biased ? bias.data() : nullptr,
+                      stream_, workspace_.data(), kCublasLtWorkspaceBytes, options_.device);
+    return;
+  }
+  // n is not a multiple of 8 (cudaMatmulAlignedColumns says why): the first `aligned` columns
+  // and the rest as two calls into rows padded to 16 bytes, then the rows copied into C.
+  int64_t pitch = aligned + 8;
+  size_t element = dtypeSize(problem.dtype);
+  Tensor staged = allocate(problem.dtype, {problem.m, pitch});
+  auto columns = [&](int64_t first, int64_t count) {
+    MatmulProblem part = problem;
+    part.n = count;
+    part.cStrides[1] = pitch;
+    const char* bColumns = b.dataAs<char>() + first * problem.bStrides[2] * int64_t(element);
+    const char* biasColumns = biased ? bias.dataAs<char>() + first * int64_t(element) : nullptr;
+    runCublasLtMatmul(part, a.data(), bColumns, staged.dataAs<char>() + first * int64_t(element),
+                      biasColumns, stream_, workspace_.data(), kCublasLtWorkspaceBytes,
+                      options_.device);
+  };
+  columns(0, aligned);
+  columns(aligned, problem.n - aligned);
+  cudaCopyRowsAsync(c.data(), problem.n * element, staged.data(), pitch * element,
+                    problem.n * element, problem.m, stream_);
 }
 
 } // namespace loupe

@@ -78,6 +78,12 @@ bool isCudaEpilogueActivation(const Node& node) {
   return text && *text == "tanh";
 }
 
+int64_t cudaMatmulAlignedColumns(DType dtype, int64_t batch, int64_t m, int64_t n) {
+  bool half = dtype == DType::BF16 || dtype == DType::F16;
+  if (!half || batch != 1 || n % 8 == 0 || m < 128 || n < 8192) return 0;
+  return n / 8 * 8;
+}
+
 std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
   const Attribute* kind = node.op() == "loupe.fused" ? node.attrs().find("kind") : nullptr;
   const auto* kindText = kind ? std::get_if<std::string>(kind) : nullptr;

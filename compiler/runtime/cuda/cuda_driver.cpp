@@ -160,6 +160,21 @@ void cudaCopyAsync(void* dst, const void* src, size_t bytes, void* stream) {
         "cuMemcpyAsync", std::to_string(bytes) + " bytes");
 }
 
+void cudaCopyRowsAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
+                       size_t rowBytes, size_t rows, void* stream) {
+  CUDA_MEMCPY2D copy;
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = devicePointer(src);
+  copy.srcPitch = srcPitch;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = devicePointer(dst);
+  copy.dstPitch = dstPitch;
+  copy.WidthInBytes = rowBytes;
+  copy.Height = rows;
+  check(driver().cuMemcpy2DAsync(&copy, asStream(stream)), "cuMemcpy2DAsync",
+        std::to_string(rows) + " rows of " + std::to_string(rowBytes) + " bytes");
+}
+
 void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream) {
   check(driver().cuMemsetD8Async(devicePointer(dst), value, bytes, asStream(stream)),
         "cuMemsetD8Async", std::to_string(bytes) + " bytes");

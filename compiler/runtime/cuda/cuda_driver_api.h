@@ -37,6 +37,24 @@ inline constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 inline constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 inline constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
+inline constexpr int CU_MEMORYTYPE_DEVICE = 2;
+
+// cuda.h's CUDA_MEMCPY2D (CUDA_MEMCPY2D_v2), field for field; arrays are not used here.
+struct CUDA_MEMCPY2D {
+  size_t srcXInBytes = 0, srcY = 0;
+  int srcMemoryType = 0;
+  const void* srcHost = nullptr;
+  CUdeviceptr srcDevice = 0;
+  void* srcArray = nullptr;
+  size_t srcPitch = 0;
+  size_t dstXInBytes = 0, dstY = 0;
+  int dstMemoryType = 0;
+  void* dstHost = nullptr;
+  CUdeviceptr dstDevice = 0;
+  void* dstArray = nullptr;
+  size_t dstPitch = 0;
+  size_t WidthInBytes = 0, Height = 0;
+};
 
 // The entry points: X(member, parameters, symbol, older symbol or nullptr, required). cuda.h
 // maps some names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2); the symbol is that one.
@@ -70,6 +88,7 @@ inline constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
   X(cuMemAlloc, (CUdeviceptr*, size_t), "cuMemAlloc_v2", nullptr, true)                            \
   X(cuMemFree, (CUdeviceptr), "cuMemFree_v2", nullptr, true)                                       \
   X(cuMemcpyAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream), "cuMemcpyAsync", nullptr, true)   \
+  X(cuMemcpy2DAsync, (const CUDA_MEMCPY2D*, CUstream), "cuMemcpy2DAsync_v2", nullptr, true)        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream), "cuMemsetD8Async", nullptr,   \
     true)                                                                                          \
   X(cuStreamSynchronize, (CUstream), "cuStreamSynchronize", nullptr, true)                         \

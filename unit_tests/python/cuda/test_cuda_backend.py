@@ -169,6 +169,29 @@ def test_linear_bias_is_added_in_the_cublaslt_epilogue(trace_path, dtype):
     assert not any(k[0] == "generated" for k in kernels), kernels  # no kernel left for the add
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("bias", [False, True])
+def test_an_odd_vocabulary_runs_split_into_aligned_columns(trace_path, dtype, bias):
+    """GPT-2's logits: n = 50257 is not a multiple of 8. The product runs as two cuBLASLt calls
+    (50256 columns, then 1) into padded rows, copied out: every column, the last included, and
+    the bias of each, match the float64 reference, and the kernel's reason says so."""
+    torch.manual_seed(0)
+    head = torch.nn.Linear(768, 50257, bias=bias, device="cuda", dtype=dtype)
+    compiled = compile_strict(head, trace_path)
+    x = torch.randn(4, 128, 768, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        got = compiled(x)
+        eager = head(x)
+        reference = F.linear(x.double(), head.weight.double(), head.bias.double() if bias else None)
+    assert got.is_contiguous()
+    assert_close_to_reference(got, eager, reference, "logits")
+    assert_close_to_reference(got[..., -1:], eager[..., -1:], reference[..., -1:], "last column")
+    reasons = [r for (r,) in query(trace_path, "SELECT reason FROM kernels WHERE kind = 'library'")]
+    assert any("the first 50256 columns and the last 1 run as two calls" in r for r in reasons), (
+        reasons
+    )
+
+
 @pytest.mark.parametrize(
     "dtype, activation, implementation",
     [
