@@ -1,7 +1,8 @@
 // algebraic-simplification: removes operations that provably do nothing: x*1, x+0, x-0, x/1,
 // neg(neg(x)), a permute/transpose pair that composes to the identity, a view of a view
 // (composed into one), a view/expand/conversion to what the value already is, alias and detach,
-// and a clone of a value nothing mutates.
+// a clone of a value nothing mutates, and an exact widening conversion that an arithmetic op's
+// type promotion makes anyway.
 //
 // Every rule is exact in IEEE arithmetic (x+0 may turn a -0.0 result into +0.0, which compares
 // equal) and is only applied when the replacement has exactly the type of the result it
@@ -23,11 +24,12 @@
 namespace loupe {
 namespace {
 
-// What a rule found: either a value that replaces the node's result, or a new operand 0 for
-// the node itself (view(view(x)) becomes view(x)).
+// What a rule found: either a value that replaces the node's result, or a new operand for the
+// node itself (view(view(x)) becomes view(x)).
 struct Rewrite {
   Value* replacement = nullptr;
   Value* newInput = nullptr;
+  size_t operand = 0; // which operand newInput replaces
 };
 
 using Rule = std::function<std::optional<Rewrite>(Node&)>;
@@ -136,6 +138,32 @@ std::optional<Rewrite> composedViews(Node& n) {
   return Rewrite{.newInput = inner->operand(0)};
 }
 
+// x OP convert(w) → x OP w, for an arithmetic OP and a conversion that widens exactly (bf16 or
+// f16 to f32 or f64, f32 to f64): type promotion widens w the same way, so the result is the
+// same, and a fused kernel reads w as it is rather than a converted copy of it (torch's
+// layer-norm decomposition converts a bf16 weight and bias to f32, kernels of their own for
+// tensors of another shape than the group's). keepsType checks that promotion still gives the
+// result's dtype (a 0-d operand may not take part in promotion).
+bool widensExactly(DType from, DType to) {
+  bool half = from == DType::BF16 || from == DType::F16;
+  return (half && (to == DType::F32 || to == DType::F64)) ||
+         (from == DType::F32 && to == DType::F64);
+}
+
+std::optional<Rewrite> promotedConversion(Node& n) {
+  if (n.numOperands() != 2) return std::nullopt;
+  for (size_t i = 0; i < 2; ++i) {
+    Value* operand = n.operand(i);
+    Node* convert = operand ? operand->definingNode() : nullptr;
+    if (!convert || !isRewritable(*convert) || convert->op() != "prims.convert_element_type" ||
+        !convert->operand(0)->type().isTensor())
+      continue;
+    if (widensExactly(convert->operand(0)->tensorType().dtype, operand->tensorType().dtype))
+      return Rewrite{.newInput = convert->operand(0), .operand = i};
+  }
+  return std::nullopt;
+}
+
 std::optional<Rewrite> sameTypeNoOp(Node& n) {
   return replaceBy(n.operand(0));
 }
@@ -178,6 +206,9 @@ const std::vector<RuleEntry>& rules() {
           sameTypeNoOp),
       row("same-dtype-conversion", {"prims.convert_element_type", "aten.to.dtype"}, sameTypeNoOp),
       row("alias", {"aten.alias", "aten.detach"}, sameTypeNoOp),
+      row("promoted-conversion",
+          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor"},
+          promotedConversion),
       row("unmutated-copy", {"aten.clone", "aten._to_copy"}, unmutatedCopy),
   };
   return table;
@@ -188,7 +219,7 @@ bool keepsType(Node& n, const Rewrite& rewrite) {
   if (rewrite.replacement) return rewrite.replacement->type() == n.result()->type();
   try {
     std::vector<Value*> operands = n.operands();
-    operands[0] = rewrite.newInput;
+    operands[rewrite.operand] = rewrite.newInput;
     auto types = inferTypes(*registeredOp(n), operands, n.attrs());
     return types.size() == 1 && types[0] == n.result()->type();
   } catch (const Error&) {
@@ -209,7 +240,7 @@ Outcome applyFirstRule(Graph& graph, Node& n, PassContext& ctx) {
     };
     if (!ctx.decide(entry.name, describe, resultNames(n), entry.where)) return Outcome::Refused;
     if (!rewrite->replacement) {
-      n.setOperand(0, rewrite->newInput);
+      n.setOperand(rewrite->operand, rewrite->newInput);
       return Outcome::Rewired;
     }
     replaceNode(graph, n, {rewrite->replacement});
