@@ -15,10 +15,14 @@ namespace {
 constexpr int64_t kRowMinimum = 32;
 // Rows up to this long get one warp each (8 rows to a block); longer ones a block each.
 constexpr int64_t kWarpRowMaximum = 2048;
-// The most dynamic shared memory a block takes without opting in: the vectorised row entry
-// caches its rows when they fit. At 32 KB a block (softmax over 8192 floats) an H100 SM still
-// holds 7 blocks of 256 threads; longer rows are read again from L2 in each pass.
-constexpr size_t kRowCacheMaxBytes = 48 * 1024;
+// The most shared memory a block takes without opting in, static and dynamic together: the
+// vectorised row entry caches its rows when they fit beside its static partials (32 per
+// reduction, at most 8 bytes each). At 32 KB a block (softmax over 8192 floats) an H100 SM
+// still holds 7 blocks of 256 threads; longer rows are read again from L2 in each pass. A cache
+// of exactly 48 KB plus the partials failed to launch (CUDA_ERROR_INVALID_VALUE: GPT-2's final
+// layer norm in bf16, four 768-element rows of inputs, 8 rows a block).
+constexpr size_t kBlockSharedMaxBytes = 48 * 1024;
+constexpr size_t kPartialsBytesPerReduction = 32 * 8;
 // Resident blocks per SM a grid-stride grid is sized for: more blocks only add scheduling.
 constexpr int64_t kBlocksPerMultiprocessor = 16;
 
@@ -288,7 +292,8 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
     launch.block[1] = rowsPerBlock;
     launch.grid[0] = gridFor(rows, rowsPerBlock, multiprocessors);
     size_t cache = vector && layout.passes > 1 ? rowsPerBlock * rowCacheBytes(layout, reduced) : 0;
-    if (cache > kRowCacheMaxBytes) cache = 0;
+    size_t partials = static_cast<size_t>(layout.reductions) * kPartialsBytesPerReduction;
+    if (cache + partials > kBlockSharedMaxBytes) cache = 0;
     launch.sharedBytes = static_cast<unsigned>(cache);
     // Why, by who takes a row (a warp, a block) and how it reads it.
     static constexpr const char* kRowWhy[2][3] = {

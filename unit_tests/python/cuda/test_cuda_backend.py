@@ -281,6 +281,22 @@ class Mlp(torch.nn.Module):
         return self.norm(x + self.down(F.gelu(self.up(x))))
 
 
+def test_a_layer_norm_whose_rows_fill_48_kb_of_cache(trace_path):
+    """A residual add and a layer norm in bf16 over 768-wide rows: four inputs walk each row
+    (the two addends, the weight and the bias, read as bf16), 8 rows a block, exactly 48 KB of
+    row cache. With the reductions' partials that is more than a block may take: the row entry
+    must run uncached rather than fail to launch."""
+
+    def f(x, y, w, b):
+        return F.layer_norm(x + y, (768,), w, b)
+
+    compiled = compile_strict(f, trace_path)
+    x, y = (torch.randn(4, 128, 768, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    w, b = (torch.randn(768, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    eager, reference = run_three_ways(f, (x, y, w, b))
+    assert_close_to_reference(compiled(x, y, w, b), eager, reference)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_mlp_forward_and_backward(trace_path, dtype):
     torch.manual_seed(0)

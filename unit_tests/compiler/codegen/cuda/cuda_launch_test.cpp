@@ -287,6 +287,10 @@ TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
   EXPECT_NE(std::string(wide.why).find("cached"), std::string::npos) << wide.why;
   // Eight rows of 1000 floats to a block (a warp each), each row's region 4000 bytes.
   EXPECT_EQ(plan(64, 1000).sharedBytes, 8u * 4000u);
+  // Eight rows of 1536 floats are exactly 48 KB: no room left for the static partials of the
+  // reductions, so not cached (such a launch fails).
+  EXPECT_EQ(plan(64, 1536).sharedBytes, 0u);
+  EXPECT_EQ(plan(64, 1472).sharedBytes, 8u * 1472u * 4u);
   // Rows of 16384 floats (64 KB) do not fit: read again from L2.
   CudaLaunch wider = plan(64, 16384);
   EXPECT_EQ(wider.sharedBytes, 0u);
