@@ -188,7 +188,8 @@ class LoupeGraph:
 class CudaGraphedGraph:
     """cuda_graphs mode: a compiled CUDA graph's launches (Loupe's kernels, cuBLASLt, the aten
     fallbacks, on torch's current stream) captured in a CUDA graph per input signature (the
-    values of its symbols: one per size of a dynamic dim) and replayed, so a call costs one
+    sizes of its inputs with symbolic dims, the values of its symbolic ints: one signature per
+    size of a dynamic dim) and replayed, so a call costs one
     launch.
 
     A signature's first call runs uncaptured (it builds the kernels and lays out the arena); the
