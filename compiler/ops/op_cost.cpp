@@ -1,6 +1,9 @@
 // The bytes and FLOPs model of op_cost.h.
 #include "compiler/ops/op_cost.h"
 
+#include <optional>
+#include <variant>
+
 namespace loupe {
 
 namespace {
@@ -53,6 +56,35 @@ double convolutionFlops(const Node& node, const SymbolBindings& bindings) {
 
 constexpr double kNormalizationFlopsPerElement = 5;
 
+// Fused attention: torch's scaled-dot-product kernels, Loupe's CPU one or cuDNN, flash or
+// memory-efficient attention run as aten fallbacks on CUDA, known by name (the fallbacks are
+// not in the registry). Per (query, key) pair QK^T over the head dim D and PV over the value
+// dim Dv: 2*B*H*Lq*Lk*(D + Dv), half the pairs when causal. The backward recomputes QK^T and
+// computes dP, dV, dQ and dK: five products where the forward has two. The softmax is not
+// counted. Operands: q, k, v first; a backward's grad_out before them.
+std::optional<double> attentionFlops(const Node& node, const SymbolBindings& bindings) {
+  const std::string& op = node.op();
+  if (!op.starts_with("aten._scaled_dot_product_")) return std::nullopt;
+  bool backward = op.ends_with("_backward");
+  size_t first = backward ? 1 : 0;
+  if (node.numOperands() < first + 3) return std::nullopt;
+  for (size_t i = first; i < first + 3; ++i)
+    if (!node.operand(i) || !node.operand(i)->type().isTensor() ||
+        node.operand(i)->tensorType().rank() < 2)
+      return std::nullopt;
+  const TensorType& q = node.operand(first)->tensorType();
+  const TensorType& k = node.operand(first + 1)->tensorType();
+  const TensorType& v = node.operand(first + 2)->tensorType();
+  double headDim = double(q.shape.back().evaluate(bindings));
+  double valueDim = double(v.shape.back().evaluate(bindings));
+  double keys = double(k.shape[k.rank() - 2].evaluate(bindings));
+  double queries = headDim > 0 ? double(numel(q, bindings)) / headDim : 0;
+  double flops = 2.0 * queries * keys * (headDim + valueDim);
+  const Attribute* causal = node.attrs().find("is_causal");
+  if (causal && std::holds_alternative<bool>(*causal) && std::get<bool>(*causal)) flops /= 2;
+  return backward ? 2.5 * flops : flops;
+}
+
 double nodeFlops(const Node& node, const SymbolBindings& bindings, const OpRegistry& registry) {
   if (node.hasBody()) {
     double flops = 0;
@@ -60,6 +92,7 @@ double nodeFlops(const Node& node, const SymbolBindings& bindings, const OpRegis
       flops += nodeFlops(*inner, bindings, registry);
     return flops;
   }
+  if (std::optional<double> attention = attentionFlops(node, bindings)) return *attention;
   const OpInfo* info = registry.find(node.op());
   if (!info) return 0;
   switch (info->kind) {

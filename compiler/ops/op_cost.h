@@ -9,6 +9,8 @@
 //          convolution 2*N*Cout*Hout*Wout*(Cin/groups)*kh*kw, its backward that much per
 //          gradient it computes (the bias gradient one per grad_output element);
 //          elementwise ops one per output element; reductions one per input element;
+//          fused attention 2*B*H*Lq*Lk*(D + Dv) (half when causal; its backward 2.5 times that),
+//          by name, so that cuDNN or flash attention run as aten fallbacks count too;
 //          normalization (softmax, layer and batch norm) five per input element; pooling one
 //          per input element; a fused group the sum of its body's ops by these rules; data
 //          movement, views, factories and ops Loupe does not know none.

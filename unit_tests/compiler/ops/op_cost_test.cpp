@@ -98,5 +98,30 @@ TEST(OpCost, ReductionsCountTheirInputAndViewsNothing) {
   EXPECT_EQ(view, OpCost{});
 }
 
+TEST(OpCost, AttentionIsTwoProductsPerQueryKeyPairByNameFallbacksIncluded) {
+  // cuDNN attention as the aten fallback a CUDA graph runs (not in the registry): 2 batches, 4
+  // query heads over 2 key/value heads, 16 queries, 32 keys, head dim 8, value dim 8.
+  OpCost cudnn = costOfOutput(
+      R"(graph @cudnn(%q: bf16[2,4,16,8]<cuda:0>, %k: bf16[2,2,32,8]<cuda:0>, %v: bf16[2,2,32,8]<cuda:0>) -> (bf16[2,4,16,8]<cuda:0>) {
+  %o, %lse = aten._scaled_dot_product_cudnn_attention(%q, %k, %v) {scale=0.125} : (bf16[2,4,16,8]<cuda:0>, f32[2,4,16,1]<cuda:0>)
+  return %o
+})");
+  EXPECT_EQ(cudnn.flops, 2.0 * (2 * 4 * 16) * 32 * (8 + 8));
+  // Loupe's own CPU kernel, causal: half the pairs; its backward five products where the
+  // forward has two.
+  OpCost causal = costOfOutput(
+      R"(graph @cpu(%q: f32[1,2,32,4], %k: f32[1,2,32,4], %v: f32[1,2,32,4]) -> (f32[1,2,32,4]) {
+  %o, %lse = aten._scaled_dot_product_flash_attention_for_cpu(%q, %k, %v) {dropout_p=0.0, is_causal=true} : (f32[1,2,32,4], f32[1,2,32])
+  return %o
+})");
+  EXPECT_EQ(causal.flops, 2.0 * (1 * 2 * 32) * 32 * (4 + 4) / 2);
+  OpCost backward = costOfOutput(
+      R"(graph @bw(%g: f32[1,2,32,4], %q: f32[1,2,32,4], %k: f32[1,2,32,4], %v: f32[1,2,32,4], %o: f32[1,2,32,4], %lse: f32[1,2,32]) -> (f32[1,2,32,4]) {
+  %gq, %gk, %gv = aten._scaled_dot_product_flash_attention_for_cpu_backward(%g, %q, %k, %v, %o, %lse) {dropout_p=0.0, is_causal=false} : (f32[1,2,32,4], f32[1,2,32,4], f32[1,2,32,4])
+  return %gq
+})");
+  EXPECT_EQ(backward.flops, 2.5 * 2.0 * (1 * 2 * 32) * 32 * (4 + 4));
+}
+
 } // namespace
 } // namespace loupe
