@@ -568,9 +568,16 @@ InferFn batchNormInfer(const BatchNormForm& form) {
     bool savesStats = training || input.device.kind == Device::Kind::CUDA;
     TensorType saved = input.withShape({savesStats ? c : SymExpr(0)}).withDType(statsDType(input));
     std::vector<Type> results = {input.withShape(input.shape), saved, saved};
+    // The functional form's new running statistics: torch computes them in the computation
+    // dtype (f32 for a bf16 or f16 input) with the old ones, so they come out promoted (f32
+    // for bf16 buffers too); the caller copies them back into its buffers.
+    DType computation =
+        input.dtype == DType::F16 || input.dtype == DType::BF16 ? DType::F32 : input.dtype;
     if (form.functional)
-      for (size_t i : {3, 4})
-        results.push_back(operands[i]->tensor());
+      for (size_t i : {3, 4}) {
+        const TensorType& running = operands[i]->tensor();
+        results.push_back(running.withDType(promoteTypes(computation, running.dtype)));
+      }
     return results;
   };
 }

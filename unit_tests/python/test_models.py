@@ -230,3 +230,23 @@ def test_training_with_default_dropout_runs_compiled(name, trace_path):
     assert losses[-1] < losses[0], losses
     assert_trace_complete(trace_path, graphs=1)
     assert {"aten.native_dropout", "aten.native_dropout_backward"} <= compiled_ops(trace_path)
+
+
+def test_bf16_batch_norm_training_updates_its_buffers_like_eager(trace_path):
+    """A bf16 CNN in training mode: torch's functional batch norm returns the new running
+    statistics in f32 (computed with the f32 batch statistics) for bf16 buffers; the compile
+    must agree on that type (it raised a verify error), and the buffers must move as eager's."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+    ).to(torch.bfloat16)
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path, "strict": True})
+    x = torch.randn(4, 3, 8, 8, dtype=torch.bfloat16)
+    for step in range(2):
+        torch.testing.assert_close(compiled(x), eager(x), atol=3e-2, rtol=3e-2, msg=f"step {step}")
+    for (name, got), (_, expected) in zip(model.named_buffers(), eager.named_buffers()):
+        assert got.dtype == expected.dtype, name
+        torch.testing.assert_close(got, expected, atol=2e-2, rtol=2e-2, msg=name)
