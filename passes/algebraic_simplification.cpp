@@ -145,8 +145,7 @@ std::optional<Rewrite> composedViews(Node& n) {
 // tensors of another shape than the group's). keepsType checks that promotion still gives the
 // result's dtype (a 0-d operand may not take part in promotion).
 bool widensExactly(DType from, DType to) {
-  bool half = from == DType::BF16 || from == DType::F16;
-  return (half && (to == DType::F32 || to == DType::F64)) ||
+  return (isReducedFloat(from) && (to == DType::F32 || to == DType::F64)) ||
          (from == DType::F32 && to == DType::F64);
 }
 

@@ -46,6 +46,14 @@ bool isIntegral(DType dtype) {
   return !isFloating(dtype) && dtype != DType::Bool;
 }
 
+bool isReducedFloat(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16;
+}
+
+DType accumulationDType(DType dtype) {
+  return isReducedFloat(dtype) ? DType::F32 : dtype;
+}
+
 DType promoteTypes(DType a, DType b) {
   if (a == b) return a;
   auto category = [](DType t) { return isFloating(t) ? 2 : isIntegral(t) ? 1 : 0; };

@@ -17,6 +17,10 @@ std::optional<DType> parseDType(std::string_view text);
 size_t dtypeSize(DType dtype);
 bool isFloating(DType dtype);
 bool isIntegral(DType dtype); // integers, not bool
+// f16 and bf16, the floating types torch computes with in f32.
+bool isReducedFloat(DType dtype);
+// The dtype torch computes and accumulates `dtype` in: f32 for f16 and bf16, else `dtype`.
+DType accumulationDType(DType dtype);
 
 // torch's type promotion for two tensor operands of the same category rank
 // (bool < integers < floating): the wider of the two within the higher category.

@@ -44,11 +44,6 @@ const Type* optionalOperand(const std::vector<const Type*>& operands, size_t ind
   return index < operands.size() ? operands[index] : nullptr;
 }
 
-// The dtype torch keeps logsumexp in: its accumulation type.
-DType accumulationDType(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype;
-}
-
 // Checks query/key/value (operands 0..2 from `first`), the mask and the attributes shared by
 // the forward and the backward; returns the query's type.
 const TensorType& checkAttention(const std::vector<const Type*>& operands, size_t first,
@@ -94,6 +89,7 @@ const TensorType& checkAttention(const std::vector<const Type*>& operands, size_
 std::vector<Type> inferForward(const std::vector<const Type*>& operands, const AttrMap& attrs) {
   const TensorType& q = checkAttention(operands, 0, optionalOperand(operands, 3), attrs, kForward);
   TensorType logsumexp = q.withShape({q.shape[0], q.shape[1], q.shape[2]});
+  // torch keeps logsumexp in the accumulation dtype.
   return {q.withShape(q.shape), logsumexp.withDType(accumulationDType(q.dtype))};
 }
 

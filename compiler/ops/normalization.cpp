@@ -54,8 +54,7 @@ void storeMasked(std::vector<Tensor>& outputs, const BoolList& mask,
 
 // The dtype torch keeps normalization statistics in (see the file comment).
 DType statsDType(const TensorType& input) {
-  bool reduced = input.dtype == DType::F16 || input.dtype == DType::BF16;
-  return input.device.kind == Device::Kind::CUDA && reduced ? DType::F32 : input.dtype;
+  return input.device.kind == Device::Kind::CUDA ? accumulationDType(input.dtype) : input.dtype;
 }
 
 OpInfo normalizationOp(std::string name, std::vector<OperandSpec> operands,
@@ -568,15 +567,14 @@ InferFn batchNormInfer(const BatchNormForm& form) {
     bool savesStats = training || input.device.kind == Device::Kind::CUDA;
     TensorType saved = input.withShape({savesStats ? c : SymExpr(0)}).withDType(statsDType(input));
     std::vector<Type> results = {input.withShape(input.shape), saved, saved};
-    // The functional form's new running statistics: torch computes them in the computation
+    // The functional form's new running statistics: torch computes them in the accumulation
     // dtype (f32 for a bf16 or f16 input) with the old ones, so they come out promoted (f32
     // for bf16 buffers too); the caller copies them back into its buffers.
-    DType computation =
-        input.dtype == DType::F16 || input.dtype == DType::BF16 ? DType::F32 : input.dtype;
     if (form.functional)
       for (size_t i : {3, 4}) {
         const TensorType& running = operands[i]->tensor();
-        results.push_back(running.withDType(promoteTypes(computation, running.dtype)));
+        results.push_back(
+            running.withDType(promoteTypes(accumulationDType(input.dtype), running.dtype)));
       }
     return results;
   };

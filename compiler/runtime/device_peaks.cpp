@@ -37,7 +37,7 @@ std::optional<PeakShare> peakShare(const OpCost& cost, double ms, const DevicePe
                                    DType dtype, bool matrixOp) {
   if (!peaks.known() || ms <= 0) return std::nullopt;
   double seconds = ms / 1e3;
-  bool tensorCores = matrixOp && (dtype == DType::BF16 || dtype == DType::F16);
+  bool tensorCores = matrixOp && isReducedFloat(dtype);
   double flopsPeak = tensorCores ? peaks.tensorFlopsPerSecond : peaks.fp32FlopsPerSecond;
   double memory = double(cost.bytes) / seconds / peaks.bytesPerSecond;
   double compute = flopsPeak > 0 ? cost.flops / seconds / flopsPeak : 0;

@@ -227,7 +227,7 @@ std::string formatNumber(double value) {
 } // namespace
 
 Tolerance defaultTolerance(DType dtype) {
-  if (dtype == DType::F16 || dtype == DType::BF16) return {1e-2, 1e-2};
+  if (isReducedFloat(dtype)) return {1e-2, 1e-2};
   if (dtype == DType::F64) return {1e-7, 1e-7};
   return {};
 }

@@ -79,8 +79,7 @@ bool isCudaEpilogueActivation(const Node& node) {
 }
 
 int64_t cudaMatmulAlignedColumns(DType dtype, int64_t batch, int64_t m, int64_t n) {
-  bool half = dtype == DType::BF16 || dtype == DType::F16;
-  if (!half || batch != 1 || n % 8 == 0 || m < 128 || n < 8192) return 0;
+  if (!isReducedFloat(dtype) || batch != 1 || n % 8 == 0 || m < 128 || n < 8192) return 0;
   return n / 8 * 8;
 }
 
