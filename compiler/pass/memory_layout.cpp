@@ -222,7 +222,7 @@ MemoryLayout layoutToRun(const MemoryPlan& plan, const SymbolBindings& bindings)
 }
 
 int64_t arenaAlignment(const Device& device) {
-  return device.isCpu() ? 64 : 256;
+  return device.isCpu() ? 64 : kCachingAllocatorAlignment;
 }
 
 MemoryPlan planMemory(const Graph& graph, int64_t alignment) {

@@ -36,9 +36,12 @@ struct ArenaLayout {
 // live at the same time overlap.
 ArenaLayout layoutArena(const std::vector<BufferInterval>& buffers, int64_t alignment = 64);
 
+// The alignment of every block of torch's caching allocator on a GPU.
+inline constexpr int64_t kCachingAllocatorAlignment = 256;
+
 // The boundary arena buffers start at on `device`. On the host, a cache line (64 bytes: no
 // buffer shares a line with another, and AVX-512 loads of a buffer's start are aligned). On a
-// GPU, 256 bytes, the alignment of every block of torch's caching allocator: cuBLASLt is told
+// GPU, kCachingAllocatorAlignment, as torch's own tensors are: cuBLASLt is told
 // each operand's alignment and chooses among fewer algorithms for a less aligned one, so a
 // matmul reading an intermediate of the arena gets the choices it would get in eager.
 int64_t arenaAlignment(const Device& device);

@@ -159,7 +159,7 @@ namespace {
 // Where each output starts in the output block: as aligned as the caching allocator's own
 // blocks, so vector loads and cuBLASLt's widest algorithms see the same alignment as in a
 // tensor of their own.
-constexpr size_t kOutputAlignment = 256;
+constexpr size_t kOutputAlignment = kCachingAllocatorAlignment;
 
 } // namespace
 
