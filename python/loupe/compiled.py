@@ -189,8 +189,7 @@ class CudaGraphedGraph:
     """cuda_graphs mode: a compiled CUDA graph's launches (Loupe's kernels, cuBLASLt, the aten
     fallbacks, on torch's current stream) captured in a CUDA graph per input signature (the
     sizes of its inputs with symbolic dims, the values of its symbolic ints: one signature per
-    size of a dynamic dim) and replayed, so a call costs one
-    launch.
+    size of a dynamic dim) and replayed, so a call costs one launch.
 
     A signature's first call runs uncaptured (it builds the kernels and lays out the arena); the
     second captures. Every tensor input is captured in place at first: the replay reads the
