@@ -6,8 +6,10 @@
     python bench/gpu.py --device cpu --quick     # the script itself on a machine without a GPU
 
 Backends, each on a deep copy of the same initial model: eager, Inductor (`torch.compile(m)`),
-Inductor with `mode="reduce-overhead"` (CUDA graphs), Loupe (`backend="loupe"`) and Loupe with
-`options={"cuda_graphs": True}`. One backend failing never stops the run: its row says why.
+Inductor with `mode="reduce-overhead"` (CUDA graphs), Loupe (`backend="loupe"`: CUDA graphs where
+launch planning chooses them), Loupe with `options={"cuda_graphs": False}` (every graph launched
+one by one) and with `options={"cuda_graphs": True}` (every graph replayed). One backend failing
+never stops the run: its row says why.
 
 Per case and backend (bench/README.md, "GPU benchmark", says how each is measured):
 
@@ -216,7 +218,7 @@ class Backend:
     name: str
     compile: Callable[[nn.Module, str], nn.Module]  # (model, Loupe trace path) -> callable
     marks_steps: bool = False  # Inductor's CUDA graphs: each call starts a new step
-    cuda_graphs: bool = False  # Loupe's CUDA graphs: the notes say how many graphs replayed
+    loupe: bool = False  # the notes say how many of Loupe's graphs replayed as CUDA graphs
 
 
 BACKENDS = [
@@ -230,13 +232,21 @@ BACKENDS = [
     Backend(
         "loupe",
         lambda model, trace: torch.compile(model, backend="loupe", options={"trace": trace}),
+        loupe=True,
+    ),
+    Backend(
+        "loupe uncaptured",
+        lambda model, trace: torch.compile(
+            model, backend="loupe", options={"trace": trace, "cuda_graphs": False}
+        ),
+        loupe=True,
     ),
     Backend(
         "loupe cuda_graphs",
         lambda model, trace: torch.compile(
             model, backend="loupe", options={"trace": trace, "cuda_graphs": True}
         ),
-        cuda_graphs=True,
+        loupe=True,
     ),
 ]
 
@@ -341,9 +351,10 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
-# Loupe's cuda_graphs mode wraps each compiled graph in a CudaGraphedGraph, which runs the graph
-# uncaptured when capturing fails (saying so on stderr only) and does not apply to CPU graphs:
-# the wrappers of a row are kept, so that its notes say how many graphs really replayed.
+# Loupe wraps each compiled graph it replays as a CUDA graph (every one with cuda_graphs=True,
+# those launch planning chose by default) in a CudaGraphedGraph, which runs the graph uncaptured
+# when capturing fails and does not apply to CPU graphs: the wrappers of a row are kept, so that
+# its notes say how many graphs really replayed.
 cuda_graphed: list = []
 try:
     import loupe.compiled as loupe_compiled
@@ -448,7 +459,7 @@ def measure(
         progress(f"{case.name}: {backend.name} failed: {cell.failure}")
     if backend.name.startswith("loupe") and trace.exists():
         cell.notes.insert(0, loupe_notes(trace))
-        if backend.cuda_graphs:
+        if backend.loupe:
             cell.notes.insert(1, cuda_graph_notes(trace))
     cuda_graphed.clear()
     skips = torch._dynamo.utils.counters["inductor"]["cudagraph_skips"]

@@ -38,7 +38,7 @@ public:
     if (!device.isCpu()) {
       int64_t deviceAlignment = arenaAlignment(device);
       auto describe = [&] {
-        return "memory: arena on " + device.str() +
+        return "arena on " + device.str() +
                " (torch's caching allocator on the call's stream; the driver's under loupe "
                "run), buffers at " +
                std::to_string(deviceAlignment) +

@@ -171,6 +171,9 @@ void bindCompiledGraph(nb::module_& m) {
            "output_inputs). A failed run is recorded in the trace (node, message), then raises.")
       .def_prop_ro("output_inputs", &CompiledGraph::outputInputs,
                    "Per output: the position of the graph input it is, or -1.")
+      .def_prop_ro("cuda_graph", &CompiledGraph::cudaGraph,
+                   "Whether launch planning chose to replay the graph as a CUDA graph "
+                   "(passes/launch_planning.cpp): the adapter does so unless told otherwise.")
       .def("flush_stats", &CompiledGraph::flushStats,
            "Writes the kernel stats to the trace now (also done periodically while running and "
            "when the graph is destroyed).")

@@ -50,6 +50,7 @@ public:
   void releaseArena() { compiled_.executable->releaseArena(); }
 
   const std::vector<int>& outputInputs() const { return compiled_.executable->outputInputs(); }
+  bool cudaGraph() const { return compiled_.plan.cudaGraph; }
 
   // {kernel name: (implementation, calls, total ms, max abs error)}
   nb::dict stats() const;

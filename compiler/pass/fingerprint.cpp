@@ -171,6 +171,7 @@ uint64_t planFingerprint(const Plan& plan) {
   for (const KernelChoice& kernel : plan.kernels)
     addKernel(h, kernel);
   addMemoryPlan(h, plan.memory);
+  h.add(uint64_t{plan.cudaGraph});
   return h.value();
 }
 

@@ -59,6 +59,9 @@ struct MemoryPlan {
 struct Plan {
   std::vector<KernelChoice> kernels;
   MemoryPlan memory;
+  // Launch planning's decision: the torch adapter replays the graph's launches as a CUDA graph
+  // (passes/launch_planning.cpp).
+  bool cudaGraph = false;
 };
 
 } // namespace loupe

@@ -56,6 +56,7 @@ void printPlan(const Plan& plan, std::ostream& os) {
      << m.alignment << "-byte boundaries\n";
   for (const auto& b : m.buffers)
     printBuffer(b, os);
+  if (plan.cudaGraph) os << "launch: replayed as one CUDA graph\n";
 }
 
 } // namespace loupe

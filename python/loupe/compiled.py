@@ -21,7 +21,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from . import _C
 from .config import Config, parse_fault
 from .fx_to_lir import LirGraph, fx_to_lir, run_fallback, symbolic_outputs
-from .traces import begin_compile, checkpoint_all, describe
+from .traces import begin_compile, checkpoint_all, describe, open_trace
 
 _graph_ids = itertools.count()
 # The compiled graphs alive: at exit their kernel stats go to the trace (a graph Dynamo still
@@ -209,14 +209,18 @@ class CudaGraphedGraph:
     when one is still alive (`y = f(x)` holds the last `y` while the next call runs, autograd
     holds the saved activations until the backward), the call takes a second capture of the
     signature, made then; when both are held, it runs uncaptured. A graph whose capture fails
-    (a step that must wait for the host) says so once and runs uncaptured; strict mode raises."""
+    (a step that must wait for the host) runs uncaptured from then on: when CUDA graphs were
+    asked for, it says so once on stderr (strict mode raises); when launch planning chose them
+    (`cuda_graphs="auto"`), the trace records it as a warning."""
 
     # Captures kept per signature: two serve a caller that holds one call's outputs while it
     # makes the next; each holds its own memory.
     max_captures = 2
 
-    def __init__(self, graph: LoupeGraph):
+    def __init__(self, graph: LoupeGraph, asked: bool = True, warn: Callable | None = None):
         self.graph = graph
+        self.asked = asked  # True: the user asked for CUDA graphs; False: launch planning chose
+        self.warn = warn  # records a warning in the trace
         self.captured: dict[tuple, list] = {}  # signature -> its captures
         self.seen: set[tuple] = set()  # signatures called at least once
         self.moved: dict[tuple, set] = {}  # signature -> inputs seen at a new address
@@ -259,9 +263,13 @@ class CudaGraphedGraph:
             try:
                 free = self.capture(args, in_place)
             except Exception as error:
-                if self.graph.strict:
+                if self.graph.strict and self.asked:
                     raise
-                print(f"loupe: running without a CUDA graph: {describe(error)}", file=sys.stderr)
+                message = f"running without a CUDA graph: {describe(error)}"
+                if self.asked:
+                    print(f"loupe: {message}", file=sys.stderr)
+                if self.warn is not None:
+                    self.warn(f"{self.graph.graph_kind} graph: {message}")
                 self.uncaptured = True
                 return self.graph(*args)
             self.captured.setdefault(key, []).append(free)
@@ -403,6 +411,15 @@ class BisectingGraph:
             print(result["report"], end="", flush=True)
 
 
+def replays_cuda_graph(config: Config, compiled: Any) -> bool:
+    """Whether a compiled CUDA graph is replayed as a CUDA graph: always when asked for; with
+    "auto", where launch planning chose it, unless profile or check mode needs every call to run
+    its kernels one by one."""
+    if config.cuda_graphs == "auto":
+        return compiled.cuda_graph and not config.profile and not config.check
+    return bool(config.cuda_graphs)
+
+
 def _device_allocator(device: str) -> Callable | None:
     """Device memory for a CUDA graph's executable: bytes from torch's caching allocator, so
     Loupe's arena and outputs are memory torch accounts for and reuses."""
@@ -452,8 +469,14 @@ def compile_graph(
             profile=config.profile,
         )
         graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
-        if config.cuda_graphs and graph.device is not None and not config.bisect:
-            return make_boxed_func(CudaGraphedGraph(graph))
+        if graph.device is not None and not config.bisect and replays_cuda_graph(config, compiled):
+            run_id = open_trace(config)[1]
+
+            def warn(message: str) -> None:
+                trace.record_warning(run_id, message, compile_id)
+
+            asked = config.cuda_graphs is True
+            return make_boxed_func(CudaGraphedGraph(graph, asked, warn))
         if config.bisect:
             return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
         return make_boxed_func(graph)

@@ -12,6 +12,7 @@ from typing import Any
 from .fx_to_lir import DROPOUT_RNG
 
 _TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
 
 
 @dataclass
@@ -35,8 +36,10 @@ class Config:
     # runs (checked at the end of a call); they are written at exit too.
     stats_interval: float = 5.0
     # CUDA graphs: a CUDA graph's launches are captured once per input shape and replayed
-    # (docs/cuda.md). On with mode="reduce-overhead".
-    cuda_graphs: bool = False
+    # (docs/cuda.md). "auto": where launch planning chose it (a graph whose launches would keep
+    # the GPU waiting for the host), unless profile or check mode is on; True: every graph (and
+    # mode="reduce-overhead"); False: none.
+    cuda_graphs: bool | str = "auto"
     # Profiling: calls 2 to 6 of each compiled graph time every kernel (CUDA events on a GPU),
     # and the trace's kernel_stats get the times, bytes, FLOPs and share of the device's peak
     # (docs/profile.md). Off: no call does any of it.
@@ -78,7 +81,7 @@ class Config:
             ),
             cuda_graphs=options.get(
                 "cuda_graphs",
-                mode == "reduce-overhead" or env.get("LOUPE_CUDA_GRAPHS", "").lower() in _TRUE,
+                True if mode == "reduce-overhead" else _cuda_graphs(env.get("LOUPE_CUDA_GRAPHS")),
             ),
             profile=options.get("profile", env.get("LOUPE_PROFILE", "").lower() in _TRUE),
         )
@@ -86,9 +89,25 @@ class Config:
             raise ValueError(
                 f"loupe option dropout_rng must be one of {DROPOUT_RNG}, not {config.dropout_rng!r}"
             )
+        if config.cuda_graphs not in (True, False, "auto"):
+            raise ValueError(
+                "loupe option cuda_graphs must be True, False or 'auto', not "
+                f"{config.cuda_graphs!r}"
+            )
         if config.inject_fault is not None:
             parse_fault(str(config.inject_fault))  # a malformed value is an error now
         return config
+
+
+def _cuda_graphs(value: str | None) -> bool | str:
+    """LOUPE_CUDA_GRAPHS: 1/true/yes/on, 0/false/no/off, or auto (the default when unset)."""
+    if value is None or value.strip().lower() in ("", "auto"):
+        return "auto"
+    if value.strip().lower() in _TRUE:
+        return True
+    if value.strip().lower() in _FALSE:
+        return False
+    raise ValueError(f"LOUPE_CUDA_GRAPHS must be 1, 0 or auto, not {value!r}")
 
 
 _FAULT = re.compile(r"(?:(forward|backward|inference):)?([1-9][0-9]*)")

@@ -47,7 +47,8 @@ TEST(Pipeline, DefaultOrderRunsRewritesBeforeFusionAndPlanning) {
                                        "reduction-fusion",
                                        "row-fusion",
                                        "kernel-selection",
-                                       "memory-planning"};
+                                       "memory-planning",
+                                       "launch-planning"};
   EXPECT_EQ(defaultPipeline(), expected);
   EXPECT_EQ(parsePipeline("default"), expected);
 }
@@ -81,7 +82,8 @@ TEST(Pipeline, NameCheckNamesTheCulpritAndEveryValidPass) {
     EXPECT_EQ(e.message(), "unknown pass 'fuse' (valid passes: shape-propagation, decomposition, "
                            "constant-folding, algebraic-simplification, cse, dce, layout, "
                            "epilogue-fusion, pointwise-fusion, "
-                           "reduction-fusion, row-fusion, kernel-selection, memory-planning)");
+                           "reduction-fusion, row-fusion, kernel-selection, memory-planning, "
+                           "launch-planning)");
   }
 }
 

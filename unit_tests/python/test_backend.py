@@ -425,3 +425,21 @@ def test_options_and_environment_configure_the_backend(monkeypatch):
         Config.resolve({"dropout_rng": "numpy"})
     with pytest.raises(ValueError, match="unknown loupe option"):
         Config.resolve({"tracee": "x.db"})
+
+
+def test_cuda_graphs_default_to_launch_plannings_choice(monkeypatch):
+    from loupe.config import Config
+
+    monkeypatch.delenv("LOUPE_CUDA_GRAPHS", raising=False)
+    assert Config.resolve(None).cuda_graphs == "auto"
+    assert Config.resolve(None, mode="reduce-overhead").cuda_graphs is True
+    assert Config.resolve({"cuda_graphs": False}, mode="reduce-overhead").cuda_graphs is False
+    for value, expected in (("1", True), ("off", False), ("auto", "auto"), ("", "auto")):
+        monkeypatch.setenv("LOUPE_CUDA_GRAPHS", value)
+        assert Config.resolve(None).cuda_graphs == expected, value
+    monkeypatch.setenv("LOUPE_CUDA_GRAPHS", "sometimes")
+    with pytest.raises(ValueError, match="LOUPE_CUDA_GRAPHS must be 1, 0 or auto, not 'sometimes'"):
+        Config.resolve(None)
+    monkeypatch.delenv("LOUPE_CUDA_GRAPHS")
+    with pytest.raises(ValueError, match="cuda_graphs must be True, False or 'auto'"):
+        Config.resolve({"cuda_graphs": "yes"})

@@ -480,6 +480,38 @@ def cuda_graph_wrappers(monkeypatch) -> list:
 COUNTING_CAPTURES = os.environ.get("LOUPE_UNDER_MEMCHECK") != "1"
 
 
+def test_launch_planning_replays_a_host_bound_graph_by_default(trace_path, cuda_graph_wrappers):
+    """With no option, a small MLP at batch 8 (a few launches, microseconds of GPU work each) is
+    replayed as a CUDA graph, and the trace says why; a graph whose products keep the GPU busy
+    for milliseconds, or one compiled with profile on, is launched one by one."""
+    model = Mlp().cuda()
+    compiled = compile_strict(model, trace_path)
+    reference = Mlp().cuda().double()
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(8, 256, device="cuda")
+    with torch.no_grad():
+        for call in range(4):
+            assert_close_to_reference(compiled(x), model(x), reference(x.double()), f"call {call}")
+    (wrapper,) = cuda_graph_wrappers
+    assert not wrapper.asked and not wrapper.uncaptured
+    assert [len(c) for c in wrapper.captured.values()] == [1] or not COUNTING_CAPTURES
+    [(description, applied)] = query(
+        trace_path, "SELECT description, applied FROM decisions WHERE kind = 'cuda-graph'"
+    )
+    assert applied == 1 and "at least a quarter of the kernels'" in description, description
+
+    with torch.no_grad():  # each compiled afresh (a reset, so that no size is made dynamic)
+        torch._dynamo.reset()
+        compile_strict(Mlp(d=2048).cuda(), trace_path)(torch.randn(8192, 2048, device="cuda"))
+        torch._dynamo.reset()
+        profiled = compile_strict(Mlp().cuda(), trace_path, profile=True)
+        for _ in range(3):
+            profiled(x)
+    assert len(cuda_graph_wrappers) == 1, "the large and the profiled graph are not replayed"
+    decisions = query(trace_path, "SELECT compile_id FROM decisions WHERE kind = 'cuda-graph'")
+    assert len(decisions) == 2, decisions  # the small graph twice; the large one none
+
+
 def test_cuda_graphs_capture_parameters_in_place(trace_path, cuda_graph_wrappers):
     model = Mlp().cuda()
     options = {"trace": trace_path, "strict": True, "cuda_graphs": True}
