@@ -2,7 +2,8 @@
 the benchmark's models (bench/cpu.py: the CNN, the attention block, the MLP) scaled up until
 the eager call takes a millisecond or more.
 
-    nice -n 5 python bench/cpu_library_kernels.py [--ops conv,pool] [--runs 30] [--threads N]
+    nice -n 5 python bench/cpu_library_kernels.py [--ops conv,pool] [--match TEXT] [--runs 30]
+        [--threads N]
 
 Each case is one aten call. Eager calls the op; Loupe runs the same call as a one-op graph
 (traced with make_fx, converted as the torch.compile backend converts, compiled by Loupe's
@@ -168,31 +169,37 @@ def softmax_cases(shape: list[int]) -> list[Case]:
     ]
 
 
-def attention_cases(shape: list[int]) -> list[Case]:
-    """The fused attention call a transformer's SDPA becomes on the CPU, forward (causal, as
-    GPT-2's) and backward."""
+def attention_cases(shape: list[int], causal: bool) -> list[Case]:
+    """The fused attention call a transformer's SDPA becomes on the CPU, forward and backward
+    (causal as GPT-2's, or not as BERT's). Query, key, value and the output's gradient are
+    [batch, seq, heads, dim] tensors seen as [batch, heads, seq, dim], as the models' head split
+    leaves them."""
     batch, heads, seq, dim = shape
+    kind = "causal" if causal else "full"
+
+    def heads_view() -> torch.Tensor:
+        return randn(batch, seq, heads, dim).transpose(1, 2)
 
     def forward(q, k, v):
-        return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
+        return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal)
 
     def backward_inputs():
-        q, k, v = randn(*shape), randn(*shape), randn(*shape)
+        q, k, v = heads_view(), heads_view(), heads_view()
         out, lse = forward(q, k, v)
-        return [randn(*shape), q, k, v, out, lse]
+        return [heads_view(), q, k, v, out, lse]
 
     return [
         Case(
             "attention",
-            f"attention causal {shape}",
+            f"attention {kind} {shape}",
             forward,
-            lambda: [randn(*shape), randn(*shape), randn(*shape)],
+            lambda: [heads_view(), heads_view(), heads_view()],
         ),
         Case(
             "attention",
-            f"attention backward causal {shape}",
+            f"attention backward {kind} {shape}",
             lambda g, q, k, v, out, lse: aten._scaled_dot_product_flash_attention_for_cpu_backward(
-                g, q, k, v, out, lse, 0.0, True
+                g, q, k, v, out, lse, 0.0, causal
             ),
             backward_inputs,
         ),
@@ -255,8 +262,10 @@ def cases() -> list[Case]:
         *batch_norm_cases([32, 16, 32, 32]),
         # bench/cpu.py's attention_large: 4 sequences of 256 tokens, 8 heads.
         *softmax_cases([4, 8, 256, 256]),
-        # bench/cpu.py's gpt2_large and bert_large: 4 sequences of 128 tokens, 4 heads of 64.
-        *attention_cases([4, 4, 128, 64]),
+        # bench/cpu.py's gpt2_large (causal) and bert_large (not): 4 sequences of 128 tokens,
+        # 4 heads of 64.
+        *attention_cases([4, 4, 128, 64], causal=True),
+        *attention_cases([4, 4, 128, 64], causal=False),
     ]
 
 
@@ -300,6 +309,7 @@ def main() -> None:
     parser.add_argument(
         "--ops", default="conv,pool,bmm,mm,norm,row,attention", help="groups to run"
     )
+    parser.add_argument("--match", default="", help="only the calls whose name contains this")
     parser.add_argument("--runs", type=int, default=30, help="timed calls each (default 30)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: as is)")
@@ -318,7 +328,7 @@ def main() -> None:
     torch.manual_seed(0)
     with torch.no_grad():
         for case in cases():
-            if case.group not in groups:
+            if case.group not in groups or args.match not in case.name:
                 continue
             inputs = case.inputs()
             loupe, compiled = loupe_call(case, inputs)

@@ -152,10 +152,10 @@ const std::vector<FloatKernel>& floatKernels() {
                               "batch norm is not an elementwise or reduction op the code "
                               "generator handles"};
     };
-    auto normBackward = [](std::string name) {
-      return [name](const std::string& precision) {
+    auto normBackward = [](std::string name, std::string sums) {
+      return [name, sums](const std::string& precision) {
         return CpuLibraryKernel{name + "-backward:" + precision,
-                                "sums in double, the elementwise gradient in " + precision,
+                                sums + ", the elementwise gradient in " + precision,
                                 "a normalization backward is several reductions feeding an "
                                 "elementwise op, which the code generator does not fuse"};
       };
@@ -186,10 +186,12 @@ const std::vector<FloatKernel>& floatKernels() {
          inPrecision("max-pool-backward", "scatter of each gradient to its argmax",
                      "a scatter is not a kernel the code generator handles"),
          &maxPool2dBackward<float>, &maxPool2dBackward<double>, 2},
-        {"aten.native_batch_norm_backward", normBackward("batch-norm"), &batchNormBackward<float>,
-         &batchNormBackward<double>},
-        {"aten.native_layer_norm_backward", normBackward("layer-norm"), &layerNormBackward<float>,
-         &layerNormBackward<double>},
+        {"aten.native_batch_norm_backward", normBackward("batch-norm", "sums in double"),
+         &batchNormBackward<float>, &batchNormBackward<double>},
+        {"aten.native_layer_norm_backward",
+         normBackward("layer-norm", "row sums in the input's precision, the weight's and bias's "
+                                    "gradients in it over blocks of rows and then in double"),
+         &layerNormBackward<float>, &layerNormBackward<double>},
         {"aten.embedding",
          inPrecision("embedding", "row copies",
                      "a gather of rows is not a kernel the code generator handles"),

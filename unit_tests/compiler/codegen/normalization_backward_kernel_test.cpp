@@ -113,7 +113,13 @@ INSTANTIATE_TEST_SUITE_P(
         LayerNormBackwardCase{"input_only_f32", DType::F32, {6, 11}, 1, {true, false, false}},
         // Enough rows to be split across the library's threads, each summing its own rows.
         LayerNormBackwardCase{"threaded_f32", DType::F32, {67, 509}, 1, {true, true, true}},
-        LayerNormBackwardCase{"threaded_f64", DType::F64, {3, 37, 311}, 1, {true, true, true}}),
+        LayerNormBackwardCase{"threaded_f64", DType::F64, {3, 37, 311}, 1, {true, true, true}},
+        // 300 rows (split across two threads in the first, one thread in the second): several
+        // blocks of rows whose weight and bias gradients are summed in f32 before the double
+        // sums (library/normalization.h), and a shorter last block.
+        LayerNormBackwardCase{"row_blocks_f32", DType::F32, {2, 150, 120}, 1, {true, true, true}},
+        LayerNormBackwardCase{
+            "affine_row_blocks_f32", DType::F32, {300, 40}, 1, {false, true, true}}),
     [](const auto& info) { return info.param.name; });
 
 } // namespace

@@ -1,11 +1,11 @@
 // Scaled dot-product attention and its backward in the input's precision, blocked over query
 // rows: per (batch, head) and block, one BLAS gemm gives the scores scale * Q K^T, a
-// max-subtracted softmax turns them into weights, and one gemm gives P V. The backward
-// recomputes the weights from q and k the same way (as the reference does, so it depends only on
-// the inputs that define the function) and forms every gradient with gemms. Semantics follow
-// compiler/ops/attention.cpp: additive masks broadcast to [batch, heads, queries, keys], causal
-// masking keeps key j <= query i, grouped-query heads share a key/value head, and a row whose
-// scores are all masked gets zero weights and a logsumexp of 0.
+// max-subtracted softmax (softmax_row.h, vector loops) turns them into weights, and one gemm
+// gives P V. The backward recomputes the weights from q and k the same way (as the reference
+// does, so it depends only on the inputs that define the function) and forms every gradient with
+// gemms. Semantics follow compiler/ops/attention.cpp: additive masks broadcast to [batch, heads,
+// queries, keys], causal masking keeps key j <= query i, grouped-query heads share a key/value
+// head, and a row whose scores are all masked gets zero weights and a logsumexp of 0.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "compiler/codegen/cpu/library/blas.h"
 #include "compiler/codegen/cpu/library/parallel_ranges.h"
 #include "compiler/codegen/cpu/library/scratch.h"
+#include "compiler/codegen/cpu/library/softmax_row.h"
 #include "compiler/ir/attribute.h"
 #include "compiler/tensor/tensor.h"
 
@@ -59,7 +60,6 @@ public:
   void weights(const BlasMatrix& q, const BlasMatrix& k, int64_t b, int64_t h, int64_t first,
                int64_t rows, int64_t cols, T* p, T* lse) const {
     gemmBlocks<T>(q, first, k.transposed(), 0, rows, cols, headDim, p, cols, false, scale);
-    constexpr T kMasked = -std::numeric_limits<T>::infinity();
     for (int64_t r = 0; r < rows; ++r) {
       int64_t i = first + r;
       T* s = p + r * cols;
@@ -68,22 +68,15 @@ public:
         for (int64_t j = 0; j < cols; ++j)
           s[j] += m[j * maskStrides_[3]];
       }
-      if (causal) std::fill(s + std::min(cols, i + 1), s + cols, kMasked);
-      T max = kMasked;
-      for (int64_t j = 0; j < cols; ++j)
-        max = std::max(max, s[j]);
-      if (max == kMasked) {
-        std::fill(s, s + cols, T(0));
-        if (lse) lse[r] = 0;
-        continue;
+      // A causal row's keys past the query get zero weight without an exp each.
+      int64_t visible = causal ? std::min(cols, i + 1) : cols;
+      std::fill(s + visible, s + cols, T(0));
+      T logSumExp = softmaxRow(s, visible);
+      if (logSumExp == -std::numeric_limits<T>::infinity()) {
+        std::fill(s, s + visible, T(0));
+        logSumExp = 0;
       }
-      double sum = 0;
-      for (int64_t j = 0; j < cols; ++j)
-        sum += s[j] = std::exp(s[j] - max);
-      auto inverse = static_cast<T>(1.0 / sum);
-      for (int64_t j = 0; j < cols; ++j)
-        s[j] *= inverse;
-      if (lse) lse[r] = static_cast<T>(static_cast<double>(max) + std::log(sum));
+      if (lse) lse[r] = logSumExp;
     }
   }
 
@@ -169,16 +162,9 @@ void attentionBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
       BlasMatrix pm = rowMajor(p.data(), cols), dsm = rowMajor(ds.data(), cols);
       gemmBlocks<T>(pm.transposed(), 0, gm, first, cols, headDim, rows, gradV, headDim, true);
       gemmBlocks<T>(gm, first, vm.transposed(), 0, rows, cols, headDim, ds.data(), cols);
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* pr = p.data() + r * cols;
-        T* dr = ds.data() + r * cols;
-        double dot = 0;
-        for (int64_t j = 0; j < cols; ++j)
-          dot += static_cast<double>(pr[j]) * dr[j];
-        auto rowDot = static_cast<T>(dot), scale = static_cast<T>(problem.scale);
-        for (int64_t j = 0; j < cols; ++j)
-          dr[j] = pr[j] * (dr[j] - rowDot) * scale;
-      }
+      for (int64_t r = 0; r < rows; ++r)
+        softmaxBackwardRow(p.data() + r * cols, ds.data() + r * cols, cols,
+                           static_cast<T>(problem.scale));
       gemmBlocks<T>(dsm, 0, km, 0, rows, headDim, cols, gradQ + first * headDim, headDim);
       gemmBlocks<T>(dsm.transposed(), 0, qm, first, cols, headDim, rows, gradK, headDim, true);
     }

@@ -1,12 +1,14 @@
-// Batch norm (forward and backward) and the layer norm backward in the input's precision. Every
-// reduction (batch statistics, the per-channel or per-row sums of the gradient and of its
-// product with the normalized input, layer norm's weight and bias gradients over rows)
-// accumulates in double; the elementwise results are computed in T from those sums, as torch's
-// CPU kernels do. Channels (batch norm) and rows (layer norm) are split across the library
-// threads, and the hot loops are vector loops compiled for AVX2 too (vector_clones.h). (The layer
-// norm forward decomposes into generated kernels.)
+// Batch norm (forward and backward) and the layer norm backward in the input's precision. Batch
+// norm's reductions (batch statistics, the per-channel sums of the gradient and of its product
+// with the normalized input) accumulate in double; layer norm's per-row sums, a few hundred
+// elements each, are in T over the vector's lanes, as torch's, and its weight and bias gradients
+// over rows in T over blocks of rows, then in double. The elementwise results are computed in T
+// from those sums, as torch's CPU kernels do. Channels (batch norm) and rows (layer norm) are split
+// across the library threads, and the hot loops are vector loops compiled for AVX2 too
+// (vector_clones.h). (The layer norm forward decomposes into generated kernels.)
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -214,41 +216,56 @@ void batchNormBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   });
 }
 
+// Rows a layer norm backward sums its weight's and bias's gradients over in T before adding the
+// sums into double: the per-element double sums, one add per element and row, took half the
+// kernel's time (1.3 to 1.5x torch's, which sums every row of a thread in T); a few dozen rows
+// in T keep the double sums' accuracy within a rounding of T.
+constexpr int64_t kLayerNormRowBlock = 32;
+
 // Rows [first, last) of the layer norm backward: their grad_input (when `gradInput` is not
-// null), and their sums of the weight's and bias's gradients added into gradW and gradB. AVX2
-// where the machine has it (vector_clones.h).
+// null), and their sums of the weight's and bias's gradients added into gradW and gradB. A row's
+// own two sums are in T over the vector's lanes, as torch's. AVX2 where the machine has it
+// (vector_clones.h).
 template <typename T>
 LOUPE_VECTOR_CLONES void layerNormBackwardRows(const T* g, const T* x, const T* mean, const T* rstd,
                                                const T* weight, int64_t width, int64_t first,
                                                int64_t last, T* gradInput, double* gradW,
                                                double* gradB) {
-  std::vector<T> xhat(static_cast<size_t>(width));
-  auto n = static_cast<double>(width);
-  for (int64_t r = first; r < last; ++r) {
-    const T* grad = g + r * width;
-    const T* in = x + r * width;
-    T rowMean = mean[r], rowRstd = rstd[r];
-    double sumG = 0, sumGX = 0;
-    // A vector reduction (lanes summed at the end) rather than one chain of dependent adds,
-    // which kept this loop scalar.
+  std::vector<T> xhat(static_cast<size_t>(width)), blockW(xhat.size()), blockB(xhat.size());
+  auto n = static_cast<T>(width);
+  for (int64_t blockFirst = first; blockFirst < last; blockFirst += kLayerNormRowBlock) {
+    std::fill(blockW.begin(), blockW.end(), T(0));
+    std::fill(blockB.begin(), blockB.end(), T(0));
+    int64_t blockLast = std::min(last, blockFirst + kLayerNormRowBlock);
+    for (int64_t r = blockFirst; r < blockLast; ++r) {
+      const T* grad = g + r * width;
+      const T* in = x + r * width;
+      T rowMean = mean[r], rowRstd = rstd[r];
+      T sumG = 0, sumGX = 0;
 #pragma omp simd reduction(+ : sumG, sumGX)
-    for (int64_t j = 0; j < width; ++j) {
-      xhat[j] = (in[j] - rowMean) * rowRstd;
-      double gw = static_cast<double>(grad[j]) * weight[j];
-      sumG += gw;
-      sumGX += gw * xhat[j];
-      gradW[j] += static_cast<double>(grad[j]) * xhat[j];
-      gradB[j] += grad[j];
-    }
-    if (!gradInput) continue;
-    // grad_input = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
-    auto meanG = static_cast<T>(sumG / n), meanGX = static_cast<T>(sumGX / n);
-    T* gradIn = gradInput + r * width;
-    // The pragma matters at -O2 (development builds): 3.9 against 2.9 ms for 4096 x 768 rows on
-    // one thread with AVX2; -O3 (the Python package) vectorised the loop without it.
+      for (int64_t j = 0; j < width; ++j) {
+        xhat[j] = (in[j] - rowMean) * rowRstd;
+        T gw = grad[j] * weight[j];
+        sumG += gw;
+        sumGX += gw * xhat[j];
+        blockW[j] += grad[j] * xhat[j];
+        blockB[j] += grad[j];
+      }
+      if (!gradInput) continue;
+      // grad_input = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
+      T meanG = sumG / n, meanGX = sumGX / n;
+      T* gradIn = gradInput + r * width;
+      // The pragma matters at -O2 (development builds): 3.9 against 2.9 ms for 4096 x 768 rows
+      // on one thread with AVX2; -O3 (the Python package) vectorised the loop without it.
 #pragma omp simd
-    for (int64_t j = 0; j < width; ++j)
-      gradIn[j] = (grad[j] * weight[j] - meanG - xhat[j] * meanGX) * rowRstd;
+      for (int64_t j = 0; j < width; ++j)
+        gradIn[j] = (grad[j] * weight[j] - meanG - xhat[j] * meanGX) * rowRstd;
+    }
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j) {
+      gradW[j] += blockW[j];
+      gradB[j] += blockB[j];
+    }
   }
 }
 
