@@ -47,6 +47,16 @@ void Trace::recordWarning(int64_t runId, const std::string& message,
   writer_.recordWarning(runId, WarningRecord{.compile_id = compileId, .message = message});
 }
 
+void Trace::recordCudaGraphStats(int64_t compileId, const std::string& chosenBy, int64_t captures,
+                                 int64_t replays, int64_t uncapturedCalls,
+                                 std::optional<std::string> failure) {
+  writer_.recordCudaGraphStats(compileId, CudaGraphStatsRecord{.chosen_by = chosenBy,
+                                                               .captures = captures,
+                                                               .replays = replays,
+                                                               .uncaptured_calls = uncapturedCalls,
+                                                               .failure = std::move(failure)});
+}
+
 void Trace::recordGraphBreak(int64_t runId, std::optional<int64_t> compileId,
                              const std::string& frameName, const std::string& reason,
                              const std::vector<PyFrame>& userStack) {
@@ -106,6 +116,11 @@ void bindTrace(nb::module_& m) {
            nb::arg("text"), nb::arg("error"))
       .def("record_warning", &Trace::recordWarning, nb::arg("run_id"), nb::arg("message"),
            nb::arg("compile_id").none() = nb::none())
+      .def("record_cuda_graph_stats", &Trace::recordCudaGraphStats, nb::arg("compile_id"),
+           nb::arg("chosen_by"), nb::arg("captures"), nb::arg("replays"),
+           nb::arg("uncaptured_calls"), nb::arg("failure").none() = nb::none(),
+           "Replaces the compile's CUDA-graph totals (chosen_by: 'option' or "
+           "'launch-planning').")
       .def("record_graph_break", &Trace::recordGraphBreak, nb::arg("run_id"),
            nb::arg("compile_id").none(), nb::arg("frame_name"), nb::arg("reason"),
            nb::arg("user_stack"),

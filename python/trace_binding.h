@@ -44,6 +44,9 @@ public:
   void recordRejectedGraph(int64_t compileId, const std::string& text, const std::string& error);
 
   void recordWarning(int64_t runId, const std::string& message, std::optional<int64_t> compileId);
+  void recordCudaGraphStats(int64_t compileId, const std::string& chosenBy, int64_t captures,
+                            int64_t replays, int64_t uncapturedCalls,
+                            std::optional<std::string> failure);
   void recordGraphBreak(int64_t runId, std::optional<int64_t> compileId,
                         const std::string& frameName, const std::string& reason,
                         const std::vector<PyFrame>& userStack);

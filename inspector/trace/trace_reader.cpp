@@ -332,6 +332,24 @@ std::vector<KernelStatsRecord> TraceReader::kernelStats(int64_t compile_id) cons
       compile_id);
 }
 
+std::optional<CudaGraphStatsRecord> TraceReader::cudaGraphStats(int64_t compile_id) const {
+  std::vector<CudaGraphStatsRecord> rows = selectAll(
+      *db_, R"sql(
+        SELECT chosen_by, captures, replays, uncaptured_calls, failure, updated_at
+        FROM cuda_graph_stats WHERE compile_id = ?1)sql",
+      [](const SqliteQuery& row) {
+        return CudaGraphStatsRecord{.chosen_by = row.get<std::string>(0),
+                                    .captures = row.get<int64_t>(1),
+                                    .replays = row.get<int64_t>(2),
+                                    .uncaptured_calls = row.get<int64_t>(3),
+                                    .failure = row.get<std::optional<std::string>>(4),
+                                    .updated_at = row.get<std::string>(5)};
+      },
+      compile_id);
+  if (rows.empty()) return std::nullopt;
+  return rows.front();
+}
+
 std::vector<GraphBreakRecord> TraceReader::graphBreaks(int64_t run_id) const {
   return selectAll(
       *db_, R"sql(

@@ -75,6 +75,8 @@ public:
   std::vector<RunErrorRecord> runErrors(int64_t compile_id) const;
   // Slowest first (total time), then by name.
   std::vector<KernelStatsRecord> kernelStats(int64_t compile_id) const;
+  // How the compile replayed as CUDA graphs; none when it never did (or the trace is older).
+  std::optional<CudaGraphStatsRecord> cudaGraphStats(int64_t compile_id) const;
 
   // Bisections of one compile, or of every compile; in the order they were recorded.
   std::vector<BisectionRow> bisections(std::optional<int64_t> compile_id = std::nullopt) const;

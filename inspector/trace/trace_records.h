@@ -254,6 +254,18 @@ struct RunErrorRecord {
   bool operator==(const RunErrorRecord&) const = default;
 };
 
+// A compiled GPU graph replayed as CUDA graphs: its totals so far (schema v15).
+struct CudaGraphStatsRecord {
+  std::string chosen_by{}; // "option" (cuda_graphs=True, reduce-overhead) or "launch-planning"
+  int64_t captures = 0;
+  int64_t replays = 0;
+  int64_t uncaptured_calls = 0;         // calls launched one by one (a size's first, held outputs)
+  std::optional<std::string> failure{}; // why capturing stopped, if it did
+  std::string updated_at{};             // empty: the writer stamps the time of recording
+
+  bool operator==(const CudaGraphStatsRecord&) const = default;
+};
+
 // One kernel's totals since its compiled graph was built.
 struct KernelStatsRecord {
   std::string kernel{};         // the kernel's name ("k3"), or the node's description

@@ -360,9 +360,24 @@ ALTER TABLE kernel_stats ADD COLUMN peak_fraction REAL;
 ALTER TABLE kernel_stats ADD COLUMN bound TEXT;
 )sql";
 
-constexpr std::array kMigrations = {kVersion1,  kVersion2,  kVersion3,  kVersion4, kVersion5,
-                                    kVersion6,  kVersion7,  kVersion8,  kVersion9, kVersion10,
-                                    kVersion11, kVersion12, kVersion13, kVersion14};
+// Version 15: how a compiled GPU graph replayed as a CUDA graph (docs/cuda.md): its captures,
+// replays and the calls that ran launched one by one, and why capturing stopped if it did. A
+// replay runs no per-kernel accounting, so kernel_stats alone under-counts such a graph's calls.
+constexpr const char* kVersion15 = R"sql(
+CREATE TABLE cuda_graph_stats (
+  compile_id INTEGER PRIMARY KEY REFERENCES compiles (id),
+  chosen_by TEXT NOT NULL,
+  captures INTEGER NOT NULL,
+  replays INTEGER NOT NULL,
+  uncaptured_calls INTEGER NOT NULL,
+  failure TEXT,
+  updated_at TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array kMigrations = {kVersion1,  kVersion2,  kVersion3,  kVersion4,  kVersion5,
+                                    kVersion6,  kVersion7,  kVersion8,  kVersion9,  kVersion10,
+                                    kVersion11, kVersion12, kVersion13, kVersion14, kVersion15};
 
 } // namespace
 

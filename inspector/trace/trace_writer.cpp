@@ -428,6 +428,16 @@ void TraceWriter::recordWarning(int64_t run_id, const WarningRecord& warning) {
            run_id, warning.compile_id, warning.message, timestampOrNow(warning.created_at));
 }
 
+void TraceWriter::recordCudaGraphStats(int64_t compile_id, const CudaGraphStatsRecord& stats) {
+  std::lock_guard lock(*mutex_);
+  db_->run(R"sql(
+    INSERT OR REPLACE INTO cuda_graph_stats (compile_id, chosen_by, captures, replays,
+                                             uncaptured_calls, failure, updated_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql",
+           compile_id, stats.chosen_by, stats.captures, stats.replays, stats.uncaptured_calls,
+           stats.failure, timestampOrNow(stats.updated_at));
+}
+
 void TraceWriter::setPassCommitHookForTesting(std::function<void()> hook) {
   pass_commit_hook_ = std::move(hook);
 }

@@ -83,6 +83,8 @@ public:
   // Replaces the compile's traced lines with these, in one transaction.
   void recordTracedLines(int64_t compile_id, const std::vector<TracedLine>& lines);
   void recordWarning(int64_t run_id, const WarningRecord& warning);
+  // Replaces the compile's CUDA-graph totals with these.
+  void recordCudaGraphStats(int64_t compile_id, const CudaGraphStatsRecord& stats);
 
   // Copies the write-ahead log into the .db file and empties it, as far as readers of the file
   // allow without waiting for them.

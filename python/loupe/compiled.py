@@ -11,6 +11,7 @@ import functools
 import itertools
 import os
 import sys
+import time
 import weakref
 from typing import Any, Callable
 
@@ -21,12 +22,13 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from . import _C
 from .config import Config, parse_fault
 from .fx_to_lir import LirGraph, fx_to_lir, run_fallback, symbolic_outputs
-from .traces import begin_compile, checkpoint_all, describe, open_trace
+from .traces import begin_compile, checkpoint_all, describe
 
 _graph_ids = itertools.count()
 # The compiled graphs alive: at exit their kernel stats go to the trace (a graph Dynamo still
 # holds is never destroyed, and destruction is when the executable writes them last).
 _live_graphs: weakref.WeakSet = weakref.WeakSet()
+_live_cuda_graphs: weakref.WeakSet = weakref.WeakSet()  # the CudaGraphedGraphs alive
 _fault_used = False
 # Bisect mode's results, one dict per bisected graph (what _C.bisect returns, plus "graph").
 bisections: list[dict] = []
@@ -64,9 +66,12 @@ _to_dlpack = torch._C._to_dlpack
 
 
 def _flush_at_exit() -> None:
-    """The kernel stats of every live graph, then one checkpoint per trace."""
+    """The kernel stats of every live graph and the CUDA-graph totals of every replaying one,
+    then one checkpoint per trace."""
     for graph in list(_live_graphs):
         graph.compiled.flush_stats()
+    for replaying in list(_live_cuda_graphs):
+        replaying.write_stats()
     checkpoint_all()
 
 
@@ -210,17 +215,34 @@ class CudaGraphedGraph:
     holds the saved activations until the backward), the call takes a second capture of the
     signature, made then; when both are held, it runs uncaptured. A graph whose capture fails
     (a step that must wait for the host) runs uncaptured from then on: when CUDA graphs were
-    asked for, it says so once on stderr (strict mode raises); when launch planning chose them
-    (`cuda_graphs="auto"`), the trace records it as a warning."""
+    asked for, it says so once on stderr (strict mode raises); either way the trace records why
+    (cuda_graph_stats.failure).
+
+    A replay runs no per-kernel accounting, so the trace's kernel stats count only the calls
+    launched one by one: the captures, replays and those calls go to the trace's
+    cuda_graph_stats (every `interval` seconds at the end of a call, on a failed capture, when
+    the graph is dropped and at exit)."""
 
     # Captures kept per signature: two serve a caller that holds one call's outputs while it
     # makes the next; each holds its own memory.
     max_captures = 2
 
-    def __init__(self, graph: LoupeGraph, asked: bool = True, warn: Callable | None = None):
+    def __init__(
+        self,
+        graph: LoupeGraph,
+        asked: bool = True,
+        trace: Any = None,
+        compile_id: int = 0,
+        interval: float = 5.0,
+    ):
         self.graph = graph
         self.asked = asked  # True: the user asked for CUDA graphs; False: launch planning chose
-        self.warn = warn  # records a warning in the trace
+        self.trace, self.compile_id = trace, compile_id
+        self.interval = interval
+        self.captures = self.replays = self.uncaptured_calls = 0
+        self.failure: str | None = None
+        self.written_at = time.monotonic()
+        _live_cuda_graphs.add(self)
         self.captured: dict[tuple, list] = {}  # signature -> its captures
         self.seen: set[tuple] = set()  # signatures called at least once
         self.moved: dict[tuple, set] = {}  # signature -> inputs seen at a new address
@@ -243,8 +265,40 @@ class CudaGraphedGraph:
         )
 
     def __call__(self, *args) -> list:
+        results = self.call(args)
+        if self.trace is not None and time.monotonic() - self.written_at >= self.interval:
+            self.write_stats()
+        return results
+
+    def __del__(self) -> None:  # a graph Dynamo drops (a reset) writes its totals then
+        try:
+            if self.captures or self.failure:
+                self.write_stats()
+        except Exception:  # at interpreter exit the trace may be gone: the exit hook wrote them
+            pass
+
+    def write_stats(self) -> None:
+        """The totals so far into the trace's cuda_graph_stats."""
+        self.written_at = time.monotonic()
+        if self.trace is None:
+            return
+        chosen_by = "option" if self.asked else "launch-planning"
+        self.trace.record_cuda_graph_stats(
+            self.compile_id,
+            chosen_by,
+            self.captures,
+            self.replays,
+            self.uncaptured_calls,
+            self.failure,
+        )
+
+    def run_uncaptured(self, args: tuple) -> list:
+        self.uncaptured_calls += 1
+        return self.graph(*args)
+
+    def call(self, args: tuple) -> list:
         if self.uncaptured or self.graph.eager:
-            return self.graph(*args)
+            return self.run_uncaptured(args)
         key = self.signature(args)
         captures = self.captured.get(key, [])
         if captures:
@@ -255,7 +309,7 @@ class CudaGraphedGraph:
                 captures = []
         if not captures and key not in self.seen:  # the first call of a signature: uncaptured
             self.seen.add(key)
-            return self.graph(*args)
+            return self.run_uncaptured(args)
         free = next((c for c in captures if c.free()), None)
         if free is None and len(captures) < self.max_captures:
             moved = self.moved.get(key, ())
@@ -265,16 +319,17 @@ class CudaGraphedGraph:
             except Exception as error:
                 if self.graph.strict and self.asked:
                     raise
-                message = f"running without a CUDA graph: {describe(error)}"
+                self.failure = describe(error)
                 if self.asked:
-                    print(f"loupe: {message}", file=sys.stderr)
-                if self.warn is not None:
-                    self.warn(f"{self.graph.graph_kind} graph: {message}")
+                    print(f"loupe: running without a CUDA graph: {self.failure}", file=sys.stderr)
                 self.uncaptured = True
-                return self.graph(*args)
+                self.write_stats()
+                return self.run_uncaptured(args)
+            self.captures += 1
             self.captured.setdefault(key, []).append(free)
         if free is None:  # every capture's last outputs are still held
-            return self.graph(*args)
+            return self.run_uncaptured(args)
+        self.replays += 1
         return free.replay(args)
 
     def capture(self, args: tuple, in_place: list) -> _Capture:
@@ -470,13 +525,10 @@ def compile_graph(
         )
         graph = LoupeGraph(gm, lir, compiled, graph_kind, config.strict)
         if graph.device is not None and not config.bisect and replays_cuda_graph(config, compiled):
-            run_id = open_trace(config)[1]
-
-            def warn(message: str) -> None:
-                trace.record_warning(run_id, message, compile_id)
-
             asked = config.cuda_graphs is True
-            return make_boxed_func(CudaGraphedGraph(graph, asked, warn))
+            return make_boxed_func(
+                CudaGraphedGraph(graph, asked, trace, compile_id, interval=config.stats_interval)
+            )
         if config.bisect:
             return make_boxed_func(BisectingGraph(name, graph, pipeline, trace, compile_id, fault))
         return make_boxed_func(graph)

@@ -134,6 +134,7 @@ void printText(const TraceReader& reader, const TraceCounts& counts) {
           if (k.resources) std::cout << "    " << k.name << " resources: " << *k.resources << "\n";
       }
       printKernelTable(reader.kernelStats(c.id));
+      printCudaGraphStats(reader.cudaGraphStats(c.id));
       printMemory(reader, c.id);
     }
   }
@@ -232,6 +233,12 @@ nlohmann::ordered_json jsonDocument(const TraceReader& reader, const TraceCounts
              {"flops", orNull(k.flops)},
              {"peak_fraction", orNull(k.peak_fraction)},
              {"bound", orNull(k.bound)}});
+      if (auto graphs = reader.cudaGraphStats(c.id))
+        cj["cuda_graphs"] = {{"chosen_by", graphs->chosen_by},
+                             {"captures", graphs->captures},
+                             {"replays", graphs->replays},
+                             {"uncaptured_calls", graphs->uncaptured_calls},
+                             {"failure", orNull(graphs->failure)}};
       if (std::vector<KernelStatsRecord> stats = reader.kernelStats(c.id); anyProfiled(stats)) {
         nlohmann::ordered_json byImplementation = nlohmann::ordered_json::object();
         for (const auto& [kind, share] : timeByImplementation(stats))

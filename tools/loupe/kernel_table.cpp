@@ -98,4 +98,14 @@ void printKernelTable(std::vector<KernelStatsRecord> kernels) {
     std::printf("      ... %zu more\n", kernels.size() - kKernelsShown);
 }
 
+void printCudaGraphStats(const std::optional<CudaGraphStatsRecord>& stats) {
+  if (!stats) return;
+  std::printf("    cuda graphs (%s): %lld capture(s), %lld replay(s), %lld call(s) launched one by "
+              "one (the kernel time counts these only)\n",
+              stats->chosen_by.c_str(), static_cast<long long>(stats->captures),
+              static_cast<long long>(stats->replays),
+              static_cast<long long>(stats->uncaptured_calls));
+  if (stats->failure) std::printf("      capturing stopped: %s\n", stats->failure->c_str());
+}
+
 } // namespace loupe::cli

@@ -2,9 +2,10 @@
 // total time first, with calls, time per call, scratch and launch. Profiled (docs/profile.md):
 // slowest profiled time first, each with its time per call, share of the call, bytes, FLOPs,
 // achieved GB/s and TFLOP/s and share of the device's peak, under a line saying where a call's
-// time goes.
+// time goes. Beside it, how many calls replayed as CUDA graphs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@
 namespace loupe::cli {
 
 void printKernelTable(std::vector<KernelStatsRecord> kernels);
+
+// A compile replayed as CUDA graphs: captures, replays and calls launched one by one, which are
+// the only calls the kernel table counts (a replay runs no per-kernel accounting).
+void printCudaGraphStats(const std::optional<CudaGraphStatsRecord>& stats);
 
 // `value` with `digits` decimals: how `loupe show`'s tables write times and shares.
 std::string fixed(double value, int digits);

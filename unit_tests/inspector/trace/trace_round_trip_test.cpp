@@ -335,6 +335,32 @@ TEST(TraceRoundTrip, PlanLayoutsAndKernelStatsAreReplacedNotDuplicated) {
   EXPECT_FALSE(reader.memoryPlan(compile_id + 1));
 }
 
+TEST(TraceRoundTrip, CudaGraphStatsAreTheLatestTotalsOfACompile) {
+  ScratchDir dir;
+  const std::string path = dir.file("trace.db");
+  TraceWriter writer(path);
+  int64_t run_id = writer.beginRun(sampleRun("host-a"));
+  int64_t replayed = writer.beginCompile(run_id, sampleCompile("0/0"));
+  int64_t launched = writer.beginCompile(run_id, sampleCompile("1/0"));
+  writer.recordCudaGraphStats(replayed, {.chosen_by = "launch-planning",
+                                         .captures = 1,
+                                         .replays = 3,
+                                         .uncaptured_calls = 1,
+                                         .updated_at = "2024-05-01T12:00:00.000Z"});
+  const CudaGraphStatsRecord later = {.chosen_by = "launch-planning",
+                                      .captures = 1,
+                                      .replays = 3,
+                                      .uncaptured_calls = 4,
+                                      .failure = "a step of the compiled graph cannot be captured",
+                                      .updated_at = "2024-05-01T12:00:05.000Z"};
+  writer.recordCudaGraphStats(replayed, later);
+
+  TraceReader reader(path);
+  EXPECT_EQ(reader.cudaGraphStats(replayed), later);
+  EXPECT_FALSE(reader.cudaGraphStats(launched)); // never replayed: no row
+  EXPECT_EQ(queryInt(path, "SELECT count(*) FROM cuda_graph_stats"), 1);
+}
+
 TEST(TraceRoundTrip, KernelErrorIsRecordedAfterTheKernel) {
   ScratchDir dir;
   const std::string path = dir.file("trace.db");

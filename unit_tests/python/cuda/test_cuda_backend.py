@@ -499,6 +499,19 @@ def test_launch_planning_replays_a_host_bound_graph_by_default(trace_path, cuda_
         trace_path, "SELECT description, applied FROM decisions WHERE kind = 'cuda-graph'"
     )
     assert applied == 1 and "at least a quarter of the kernels'" in description, description
+    # The trace says how the calls ran: the first launched one by one, the second captured and
+    # replayed, the last two replayed (the kernel stats count the first call only).
+    wrapper.write_stats()
+    if COUNTING_CAPTURES:
+        [compile_detail] = show_json(trace_path)["detail"][0]["compiles"]
+        graphs = compile_detail["cuda_graphs"]
+        assert graphs == {
+            "chosen_by": "launch-planning",
+            "captures": 1,
+            "replays": 3,
+            "uncaptured_calls": 1,
+            "failure": None,
+        }, graphs
 
     with torch.no_grad():  # each compiled afresh (a reset, so that no size is made dynamic)
         torch._dynamo.reset()
