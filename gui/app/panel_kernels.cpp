@@ -170,6 +170,7 @@ void drawKernelsPanel(Viewer& viewer) {
   if (details->profiled)
     ImGui::Text("profiled: %.4g ms per call: %s", details->profiledCallMs,
                 details->whereTimeGoes.c_str());
+  if (!details->cudaGraphs.empty()) ImGui::TextWrapped("%s", details->cudaGraphs.c_str());
   drawTable(viewer, *details, shown);
   ImGui::EndChild();
   ImGui::SameLine();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "inspector/trace/concrete_memory.h"
+#include "inspector/trace/cuda_graph_summary.h"
 #include "inspector/trace/kernel_profile.h"
 
 namespace loupe::view {
@@ -59,6 +60,9 @@ CompileDetails TraceSource::details(int64_t compileId) const {
   d.whereTimeGoes = whereTimeGoes(stats);
   for (KernelStatsRecord& k : stats)
     d.kernelStats.emplace(k.kernel, std::move(k));
+  std::optional<CudaGraphStatsRecord> graphs;
+  readInto(graphs, d.error, [&] { return r.cudaGraphStats(compileId); });
+  if (graphs) d.cudaGraphs = describeCudaGraphStats(*graphs);
   // By profiled time when profiled, else by total time; kernels without stats last.
   auto msOf = [&](const KernelRecord& k) {
     auto it = d.kernelStats.find(k.name);

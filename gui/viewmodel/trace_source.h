@@ -28,6 +28,9 @@ struct CompileDetails {
   bool profiled = false;
   double profiledCallMs = 0;
   std::string whereTimeGoes;
+  // How the compile's calls replayed as CUDA graphs (describeCudaGraphStats); empty when they
+  // never did.
+  std::string cudaGraphs;
   std::vector<HighlightedKernel> kernelSources; // per kernel: its source, coloured
   std::vector<BufferRecord> buffers;
   std::optional<MemoryPlanRecord> memoryPlan;

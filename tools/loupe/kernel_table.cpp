@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 
+#include "inspector/trace/cuda_graph_summary.h"
 #include "inspector/trace/kernel_profile.h"
 
 namespace loupe::cli {
@@ -100,12 +101,11 @@ void printKernelTable(std::vector<KernelStatsRecord> kernels) {
 
 void printCudaGraphStats(const std::optional<CudaGraphStatsRecord>& stats) {
   if (!stats) return;
-  std::printf("    cuda graphs (%s): %lld capture(s), %lld replay(s), %lld call(s) launched one by "
-              "one (the kernel time counts these only)\n",
-              stats->chosen_by.c_str(), static_cast<long long>(stats->captures),
-              static_cast<long long>(stats->replays),
-              static_cast<long long>(stats->uncaptured_calls));
-  if (stats->failure) std::printf("      capturing stopped: %s\n", stats->failure->c_str());
+  std::string text = describeCudaGraphStats(*stats);
+  for (size_t start = 0, end = 0; start < text.size(); start = end + 1) {
+    end = std::min(text.find('\n', start), text.size());
+    std::printf("    %s%s\n", start ? "  " : "", text.substr(start, end - start).c_str());
+  }
 }
 
 } // namespace loupe::cli

@@ -14,7 +14,8 @@ namespace {
 
 using testing::ScratchDir;
 
-// One compile with two passes (two different snapshots) and a kernel with a prelude.
+// One compile with two passes (two different snapshots), a kernel with a prelude, and the
+// compile's calls replayed as CUDA graphs.
 std::string writeTrace(const ScratchDir& dir) {
   const std::string path = dir.file("t.db");
   TraceWriter writer(path);
@@ -33,6 +34,9 @@ std::string writeTrace(const ScratchDir& dir) {
   kernel.target = "cpu";
   kernel.source = "#ifndef LOUPE_KERNEL_PRELUDE\n#endif\nvoid k0() {}\n";
   writer.recordKernel(compile, kernel);
+  writer.recordCudaGraphStats(
+      compile,
+      {.chosen_by = "launch-planning", .captures = 1, .replays = 19, .uncaptured_calls = 1});
   writer.finishCompile(compile, {.wall_ms = 1});
   return path;
 }
@@ -74,6 +78,9 @@ TEST_F(TraceDocumentTest, DetailsArriveFromTheWorkerAndAreReadOnce) {
             "void k0() {}\n")
       << "coloured once, on the worker";
   EXPECT_EQ(worker_.counts().posted, 1) << "asked for twice, read once";
+  EXPECT_TRUE(details->cudaGraphs.starts_with(
+      "cuda graphs (launch-planning): 1 capture(s), 19 replay(s), 1 call(s) launched"))
+      << details->cudaGraphs;
 }
 
 TEST_F(TraceDocumentTest, ASceneIsLoadingUntilTheWorkerHasLaidItOut) {
