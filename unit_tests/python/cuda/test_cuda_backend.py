@@ -282,16 +282,17 @@ class Mlp(torch.nn.Module):
 
 
 def test_a_layer_norm_whose_rows_fill_48_kb_of_cache(trace_path):
-    """A residual add and a layer norm in bf16 over 768-wide rows: four inputs walk each row
-    (the two addends, the weight and the bias, read as bf16), 8 rows a block, exactly 48 KB of
-    row cache. With the reductions' partials that is more than a block may take: the row entry
-    must run uncached rather than fail to launch."""
+    """A residual add and a layer norm in bf16 over 2048 rows 768 wide: four inputs walk each
+    row (the two addends, the weight and the bias, read as bf16), a warp a row and 8 rows a
+    block (enough rows to fill the GPU that way), exactly 48 KB of row cache. With the
+    reductions' partials that is more than a block may take: the row entry must run uncached
+    rather than fail to launch."""
 
     def f(x, y, w, b):
         return F.layer_norm(x + y, (768,), w, b)
 
     compiled = compile_strict(f, trace_path)
-    x, y = (torch.randn(4, 128, 768, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    x, y = (torch.randn(16, 128, 768, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     w, b = (torch.randn(768, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     eager, reference = run_three_ways(f, (x, y, w, b))
     assert_close_to_reference(compiled(x, y, w, b), eager, reference)

@@ -138,11 +138,18 @@ graph @g(%x: f32[s0,s1]) -> (f32[s0]) {
     Tensor s = deviceTensor(kDevice + (1 << 24), DType::F32, {rows});
     return kernel.plan({rows, columns}, {&x}, s);
   };
-  CudaLaunch warp = plan(1000, 768, {});
+  CudaLaunch warp = plan(2000, 768, {});
   EXPECT_EQ(kernel.entry(warp), "loupe_k_rowvec") << warp.why; // dense, aligned rows
   EXPECT_EQ(warp.block[0], 32u);
   EXPECT_EQ(warp.block[1], 8u);
-  EXPECT_EQ(warp.grid[0], 125u);
+  EXPECT_EQ(warp.grid[0], 250u);
+  // Fewer rows than 8 per multiprocessor (132 here): a block each, on 64 multiprocessors
+  // rather than a warp each on 8.
+  CudaLaunch few = plan(64, 1024, {});
+  EXPECT_EQ(kernel.entry(few), "loupe_k_rowvec") << few.why;
+  EXPECT_EQ(few.block[0], 256u);
+  EXPECT_EQ(few.block[1], 1u);
+  EXPECT_EQ(few.grid[0], 64u);
   // Rows 770 elements apart start off a 16-byte boundary every other row: the scalar row entry.
   EXPECT_EQ(kernel.entry(plan(1000, 768, {770, 1})), "loupe_k_row");
   // A row length that is no multiple of the vector: the scalar row entry.
@@ -286,11 +293,13 @@ TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
   EXPECT_EQ(wide.sharedBytes, 8192u * 4u);
   EXPECT_NE(std::string(wide.why).find("cached"), std::string::npos) << wide.why;
   // Eight rows of 1000 floats to a block (a warp each), each row's region 4000 bytes.
-  EXPECT_EQ(plan(64, 1000).sharedBytes, 8u * 4000u);
+  EXPECT_EQ(plan(2048, 1000).sharedBytes, 8u * 4000u);
   // Eight rows of 1536 floats are exactly 48 KB: no room left for the static partials of the
   // reductions, so not cached (such a launch fails).
-  EXPECT_EQ(plan(64, 1536).sharedBytes, 0u);
-  EXPECT_EQ(plan(64, 1472).sharedBytes, 8u * 1472u * 4u);
+  EXPECT_EQ(plan(2048, 1536).sharedBytes, 0u);
+  EXPECT_EQ(plan(2048, 1472).sharedBytes, 8u * 1472u * 4u);
+  // Few rows take a block each: one row's region.
+  EXPECT_EQ(plan(64, 1536).sharedBytes, 1536u * 4u);
   // Rows of 16384 floats (64 KB) do not fit: read again from L2.
   CudaLaunch wider = plan(64, 16384);
   EXPECT_EQ(wider.sharedBytes, 0u);
