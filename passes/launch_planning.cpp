@@ -26,9 +26,13 @@
 //         and kept on the device, can); and a call holds at most 512 MiB (the plan's peak:
 //         two captures hold at most twice that).
 // Only a decision taken (`cuda-graph`) turns it on; --bisect-limit can refuse it like any other.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ops/op_cost.h"
@@ -96,12 +100,15 @@ bool readsTensor(const Node& node) {
 }
 
 LaunchEstimate estimate(Graph& graph, const Plan& plan) {
+  std::unordered_map<std::string, const KernelChoice*> choices; // by kernel name ("k3")
+  for (const KernelChoice& choice : plan.kernels)
+    choices.emplace(choice.name, &choice);
   LaunchEstimate e;
-  size_t k = 0;
   for (Node* node : graph.nodes()) {
-    if (k >= plan.kernels.size()) break;
-    const KernelChoice& choice = plan.kernels[k++];
-    if (choice.kind == KernelKind::View) continue;
+    if (!node->attrs().has("kernel")) continue;
+    auto found = choices.find(node->attrs().getString("kernel"));
+    if (found == choices.end() || found->second->kind == KernelKind::View) continue;
+    const KernelChoice& choice = *found->second;
     if (choice.implementation.starts_with("reference:") && readsTensor(*node) && e.hostStep.empty())
       e.hostStep = choice.node;
     (choice.kind == KernelKind::Generated ? e.generated
