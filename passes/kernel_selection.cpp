@@ -6,10 +6,10 @@
 // - fused groups and lone Elementwise/Reduction ops: generated C++ when the CPU code generator
 //   supports them (its source is kept in the choice), else the reference implementation, with
 //   the code generator's reason;
-// - ops with a CPU library kernel (findCpuLibraryKernel: mm/bmm through OpenBLAS, 2-D
-//   convolution through oneDNN in f32 where the build has it, else as im2col+gemm, max pooling,
-//   norms, each in f32/f64): that kernel; a matmul or
-//   convolution it does not cover runs the reference, with the library's reason;
+// - ops with a CPU library kernel (findCpuLibraryKernel: mm/bmm, and addmm onto its bias,
+//   through OpenBLAS, 2-D convolution through oneDNN in f32 where the build has it, else as
+//   im2col+gemm, max pooling, norms, each in f32/f64): that kernel; a matmul or convolution it
+//   does not cover runs the reference, with the library's reason;
 // - View ops: no kernel, the result aliases the input;
 // - every other registered op: its reference implementation (Loupe's runtime);
 // - unregistered (opaque) ops: the frontend's fallback (eager PyTorch).

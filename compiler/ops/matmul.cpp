@@ -3,8 +3,9 @@
 //
 // The biased forms decompose into the plain product followed by pointwise ops (aten.mul.Scalar
 // where alpha or beta is not 1, then aten.add.Tensor), so that fusion can turn the bias add into
-// the epilogue of a generated kernel around a library product. On CUDA, an aten.addmm whose bias
-// cuBLASLt adds in its own epilogue stays whole (passes/decomposition.cpp).
+// the epilogue of a generated kernel around a library product. An aten.addmm that a library
+// kernel computes whole stays whole (passes/decomposition.cpp): on CUDA one whose bias cuBLASLt
+// adds in its own epilogue, on the CPU any in f32 or f64 (the product accumulated onto the bias).
 #include <algorithm>
 #include <optional>
 

@@ -24,7 +24,7 @@ graph @all(%x: f32[4,8], %y: f32[4,8], %w: f32[8,8], %b: f32[8], %v: f32[1,8]) -
   %4 = aten.relu(%3) : f32[4,8]
   %dead = aten.neg(%4) : f32[4,8]
   %e = aten.exp(%y) : f32[4,8]
-  %6 = aten.sum.dim_IntList(%e) {dim=[1], keepdim=false} : f32[4]
+  %6 = aten.mean.dim(%e) {dim=[1], keepdim=false} : f32[4]
   %7 = aten.addmm(%b, %4, %w) : f32[4,8]
   %8 = aten.mul.Tensor(%7, %three) : f32[4,8]
   %ve = aten.expand(%v) {size=[4,8]} : f32[4,8]<strides=[0,1]>

@@ -33,6 +33,14 @@ void mm(const std::vector<const Tensor*>& inputs, const AttrMap&, std::vector<Te
   matmul<T>(*inputs[0], *inputs[1], outputs[0]);
 }
 
+// aten.addmm(self, mat1, mat2): beta * self + alpha * mat1 @ mat2, self broadcast.
+template <typename T>
+void addmm(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+           std::vector<Tensor>& outputs) {
+  biasedMatmul<T>(*inputs[0], *inputs[1], *inputs[2], outputs[0], attrs.getFloat("beta", 1.0),
+                  attrs.getFloat("alpha", 1.0));
+}
+
 Tensor batchItem(const Tensor& t, int64_t i) {
   return t.view({t.size(1), t.size(2)}, {t.strides()[1], t.strides()[2]},
                 t.offset() + i * t.strides()[0]);
@@ -146,6 +154,13 @@ const std::vector<FloatKernel>& floatKernels() {
       return CpuLibraryKernel{precision == "f32" ? "openblas:sgemm" : "openblas:dgemm",
                               "BLAS gemm for " + precision, "no generated matmul; BLAS is faster"};
     };
+    auto biasedGemmKernel = [](const std::string& precision) {
+      return CpuLibraryKernel{
+          precision == "f32" ? "openblas:sgemm+bias" : "openblas:dgemm+bias",
+          "BLAS gemm for " + precision + " accumulating onto the bias, written block by block",
+          "decomposed, the bias add is a generated kernel of its own: one more pass over the "
+          "product"};
+    };
     auto batchNormKernel = [](const std::string& precision) {
       return CpuLibraryKernel{"batch-norm:" + precision,
                               "per-channel statistics in double, normalisation in " + precision,
@@ -170,6 +185,7 @@ const std::vector<FloatKernel>& floatKernels() {
     };
     std::vector<FloatKernel> table = {
         {"aten.mm", gemmKernel, &mm<float>, &mm<double>},
+        {"aten.addmm", biasedGemmKernel, &addmm<float>, &addmm<double>},
         {"aten.bmm", gemmKernel, &bmm<float>, &bmm<double>},
         {"aten.convolution",
          [](const std::string& precision) { return convolutionKernel(precision, false); },

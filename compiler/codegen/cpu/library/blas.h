@@ -72,4 +72,49 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& c) {
                 c.dataAs<T>(), b.size(1));
 }
 
+// The strides that read `bias` (rank 0 to 2, broadcastable to rows x cols) as a rows x cols
+// matrix: 0 along a dim it broadcasts, as in torch's right-aligned broadcasting.
+struct BroadcastStrides {
+  int64_t row, col;
+};
+
+inline BroadcastStrides broadcastStrides(const Tensor& bias, int64_t rows, int64_t cols) {
+  auto along = [&](size_t fromRight, int64_t extent) -> int64_t {
+    if (bias.rank() < fromRight) return 0;
+    size_t dim = bias.rank() - fromRight;
+    return bias.size(dim) == 1 && extent != 1 ? 0 : bias.strides()[dim];
+  };
+  return {along(2, rows), along(1, cols)};
+}
+
+// c = alpha * a @ b + beta * bias for 2-D views (torch's aten.addmm), `bias` broadcast to c,
+// which is contiguous. Each thread writes beta * bias into its block of c and accumulates its
+// product onto it there, so the bias costs no pass over c of its own. With beta 0 the bias is
+// not read (its NaNs do not propagate, as in torch).
+template <typename T>
+void biasedMatmul(const Tensor& bias, const Tensor& a, const Tensor& b, const Tensor& c,
+                  double beta, double alpha) {
+  int64_t m = a.size(0), n = b.size(1), k = a.size(1);
+  T* out = c.dataAs<T>();
+  if (beta == 0.0)
+    return gemmBlocks<T>(asBlasMatrix(a), 0, asBlasMatrix(b), 0, m, n, k, out, n, false, alpha);
+  if (m == 0 || n == 0) return;
+  const T* biasData = bias.dataAs<T>();
+  BroadcastStrides stride = broadcastStrides(bias, m, n);
+  const T scale = static_cast<T>(beta);
+  auto start = [&](int row, int rows, int col, int cols) {
+    for (int64_t i = row; i < row + rows; ++i) {
+      const T* from = biasData + i * stride.row;
+      T* to = out + i * n;
+      for (int64_t j = col; j < col + cols; ++j)
+        to[j] = scale * from[j * stride.col];
+    }
+  };
+  if (k == 0) return start(0, static_cast<int>(m), 0, static_cast<int>(n));
+  BlasMatrix am = asBlasMatrix(a), bm = asBlasMatrix(b);
+  gemmOnto(am.transpose, bm.transpose, static_cast<int>(m), static_cast<int>(n),
+           static_cast<int>(k), am.fromRow<T>(0), am.leading, bm.fromRow<T>(0), bm.leading, out,
+           static_cast<int>(n), alpha, start);
+}
+
 } // namespace loupe::library

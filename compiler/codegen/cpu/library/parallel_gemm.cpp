@@ -33,9 +33,11 @@ void blasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// `start`, when given, writes each block of c before its product accumulates into it.
 template <typename T>
 void splitGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const T* a, int lda,
-               const T* b, int ldb, T* c, int ldc, double beta, double alpha) {
+               const T* b, int ldb, T* c, int ldc, double beta, double alpha,
+               const GemmBlockStart* start = nullptr) {
   useSingleThreadedBlas();
   GemmSplit split = gemmSplit(m, n, gemmThreads());
   int extent = split.byRows ? m : n;
@@ -43,6 +45,12 @@ void splitGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, cons
   for (int block = 0; block < split.blocks; ++block) {
     int first = static_cast<int>(int64_t{extent} * block / split.blocks);
     int last = static_cast<int>(int64_t{extent} * (block + 1) / split.blocks);
+    if (start) {
+      if (split.byRows)
+        (*start)(first, last - first, 0, n);
+      else
+        (*start)(0, m, first, last - first);
+    }
     if (split.byRows) // rows of op(a) and of c
       blasGemm(ta, tb, last - first, n, k,
                a + (ta == CblasNoTrans ? int64_t{first} * lda : int64_t{first}), lda, b, ldb,
@@ -80,6 +88,18 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const flo
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
           const double* b, int ldb, double* c, int ldc, double beta, double alpha) {
   splitGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta, alpha);
+}
+
+void gemmOnto(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
+              const float* b, int ldb, float* c, int ldc, double alpha,
+              const GemmBlockStart& start) {
+  splitGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, 1.0, alpha, &start);
+}
+
+void gemmOnto(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
+              const double* b, int ldb, double* c, int ldc, double alpha,
+              const GemmBlockStart& start) {
+  splitGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, 1.0, alpha, &start);
 }
 
 } // namespace loupe::library

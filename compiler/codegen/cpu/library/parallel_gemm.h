@@ -9,6 +9,8 @@
 
 #include <cblas.h>
 
+#include <functional>
+
 namespace loupe::library {
 
 // How many threads products are split across from now on, for every calling thread: an
@@ -36,5 +38,19 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const flo
           const float* b, int ldb, float* c, int ldc, double beta = 0.0, double alpha = 1.0);
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
           const double* b, int ldb, double* c, int ldc, double beta = 0.0, double alpha = 1.0);
+
+// Writes the block of c at rows [row, row + rows) and columns [col, col + cols) before a product
+// accumulates into it.
+using GemmBlockStart = std::function<void(int row, int rows, int col, int cols)>;
+
+// c = alpha * op(a) @ op(b) + start, where each thread first writes its block of c with `start`
+// and then accumulates its product into it (BLAS's beta = 1) while the block is in its cache: a
+// bias costs no pass of its own over c (aten.addmm, library_kernels.cpp).
+void gemmOnto(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
+              const float* b, int ldb, float* c, int ldc, double alpha,
+              const GemmBlockStart& start);
+void gemmOnto(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
+              const double* b, int ldb, double* c, int ldc, double alpha,
+              const GemmBlockStart& start);
 
 } // namespace loupe::library
