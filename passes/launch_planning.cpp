@@ -56,23 +56,20 @@ constexpr double kHostShareToCapture = 0.25;
 
 struct LaunchEstimate {
   int generated = 0, library = 0, fallback = 0;
-  double hostMicros = 0; // issuing every launch
-  double gpuMicros = 0;  // the kernels' own times, summed
-  std::string hostStep;  // the first step that runs on the host reading a tensor, if any
+  double hostMicros = 0;    // issuing every launch
+  double gpuMicros = 0;     // the kernels' own times, summed
+  bool readsOnHost = false; // a step runs on the host from host copies of tensors
 
   int launches() const { return generated + library + fallback; }
 };
-
-bool isMatrixOp(const Node& node) {
-  const OpInfo* info = OpRegistry::global().find(node.op());
-  return info && (info->kind == OpKind::Matmul || info->kind == OpKind::Convolution);
-}
 
 double gpuMicros(const Node& node) {
   OpCost cost = opCost(node, {}, OpRegistry::global());
   bool reduced = !node.results().empty() && node.results()[0]->type().isTensor() &&
                  isReducedFloat(node.results()[0]->tensorType().dtype);
-  double flopsPerMicro = isMatrixOp(node) && reduced ? kMatrixFlopsPerMicro : kFlopsPerMicro;
+  const OpInfo* info = OpRegistry::global().find(node.op());
+  bool matrix = info && isMatrixKind(info->kind);
+  double flopsPerMicro = matrix && reduced ? kMatrixFlopsPerMicro : kFlopsPerMicro;
   return std::max(kGpuMicrosPerLaunchAtLeast,
                   double(cost.bytes) / kBytesPerMicro + cost.flops / flopsPerMicro);
 }
@@ -109,8 +106,7 @@ LaunchEstimate estimate(Graph& graph, const Plan& plan) {
     auto found = choices.find(node->attrs().getString("kernel"));
     if (found == choices.end() || found->second->kind == KernelKind::View) continue;
     const KernelChoice& choice = *found->second;
-    if (choice.implementation.starts_with("reference:") && readsTensor(*node) && e.hostStep.empty())
-      e.hostStep = choice.node;
+    if (choice.implementation.starts_with("reference:") && readsTensor(*node)) e.readsOnHost = true;
     (choice.kind == KernelKind::Generated ? e.generated
      : choice.kind == KernelKind::Library ? e.library
                                           : e.fallback)++;
@@ -137,7 +133,7 @@ public:
     if (!memory.concrete || !memory.peakBytes.isConstant()) return; // one capture per size
     int64_t peak = memory.peakBytes.evaluate({});
     LaunchEstimate e = estimate(graph, plan);
-    if (e.launches() < 2 || !e.hostStep.empty() || peak > kMaxCapturedBytes) return;
+    if (e.launches() < 2 || e.readsOnHost || peak > kMaxCapturedBytes) return;
     if (e.hostMicros < kHostShareToCapture * e.gpuMicros) return; // launches a small share
     auto describe = [&] {
       return "replay the graph's " + std::to_string(e.launches()) +

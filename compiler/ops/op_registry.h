@@ -37,6 +37,11 @@ enum class OpKind {
   Other,
 };
 std::string_view opKindName(OpKind kind);
+// Matrix products (the matmul family, convolution): in f16/bf16 a GPU runs them on its tensor
+// cores, whose peak is not the fp32 one (profiling's peak share, launch planning's estimate).
+inline bool isMatrixKind(OpKind kind) {
+  return kind == OpKind::Matmul || kind == OpKind::Convolution;
+}
 
 struct OperandSpec {
   std::string name;

@@ -763,8 +763,7 @@ void Executable::recordProfile() {
     stats.flops = median.cost ? std::optional(median.cost->flops) : std::nullopt;
     const Value* first = step.node->numResults() ? step.node->result(0) : nullptr;
     DType dtype = first && first->type().isTensor() ? first->tensorType().dtype : DType::F32;
-    bool matrixOp =
-        step.info && (step.info->kind == OpKind::Matmul || step.info->kind == OpKind::Convolution);
+    bool matrixOp = step.info && isMatrixKind(step.info->kind);
     std::optional<PeakShare> share =
         median.cost ? peakShare(*median.cost, median.ms, peaks_, dtype, matrixOp) : std::nullopt;
     stats.peakFraction = share ? std::optional(share->fraction) : std::nullopt;

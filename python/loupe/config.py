@@ -101,11 +101,12 @@ class Config:
 
 def _cuda_graphs(value: str | None) -> bool | str:
     """LOUPE_CUDA_GRAPHS: 1/true/yes/on, 0/false/no/off, or auto (the default when unset)."""
-    if value is None or value.strip().lower() in ("", "auto"):
+    word = (value or "").strip().lower()
+    if word in ("", "auto"):
         return "auto"
-    if value.strip().lower() in _TRUE:
+    if word in _TRUE:
         return True
-    if value.strip().lower() in _FALSE:
+    if word in _FALSE:
         return False
     raise ValueError(f"LOUPE_CUDA_GRAPHS must be 1, 0 or auto, not {value!r}")
 
