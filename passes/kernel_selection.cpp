@@ -41,18 +41,23 @@ namespace loupe {
 
 namespace {
 
-// What cudaMatmulAlignedColumns makes of a product, for its kernel's reason, where the shape is
-// known at compile time (a symbolic one is split at run time by the same rule).
-std::string columnSplitNote(const Node& product) {
+// What cudaMatmulAlignedColumns makes of a product: for its kernel's reason, and the padded
+// buffer it writes, asked for as the kernel's scratch so that memory planning places it in the
+// arena. A symbolic m is split per call by the same rule.
+void noteColumnSplit(const Node& product, KernelChoice& choice) {
+  SymExpr staging = cudaMatmulStagingBytes(product);
+  if (staging == SymExpr()) return;
   const TensorType& out = product.result()->tensorType();
-  if (product.op() == "aten.bmm" || out.rank() != 2) return "";
-  std::optional<int64_t> m = out.shape[0].constant(), n = out.shape[1].constant();
-  int64_t aligned = m && n ? cudaMatmulAlignedColumns(out.dtype, 1, *m, *n) : 0;
-  if (aligned == 0) return "";
-  return "; n = " + std::to_string(*n) +
-         " is not a multiple of 8, where cuBLASLt has only pre-Hopper kernels: the first " +
-         std::to_string(aligned) + " columns and the last " + std::to_string(*n - aligned) +
-         " run as two calls into rows padded to 16 bytes, then copied out";
+  int64_t n = *out.shape[1].constant(), aligned = n / 8 * 8;
+  std::optional<int64_t> m = out.shape[0].constant();
+  choice.reason += std::string("; ") + (m ? "" : "at m >= 128, ") + "n = " + std::to_string(n) +
+                   " is not a multiple of 8, where cuBLASLt has only pre-Hopper kernels: the "
+                   "first " +
+                   std::to_string(aligned) + " columns and the last " +
+                   std::to_string(n - aligned) +
+                   " run as two calls into rows padded to 16 bytes (the kernel's scratch), then "
+                   "copied out";
+  choice.scratchBytes = staging;
 }
 
 const std::string kCpu = "cpu";
@@ -156,8 +161,8 @@ private:
               std::string("cublaslt:matmul") + (bias ? "+bias" : "") + "+" + activation,
               "cuBLASLt on " + device + (bias ? " with the bias and " : " with ") +
                   (epilogue->relu ? "the relu" : "the tanh-GELU") +
-                  " applied in its epilogue, in fp32 before the one store" +
-                  columnSplitNote(*epilogue->product));
+                  " applied in its epilogue, in fp32 before the one store");
+      noteColumnSplit(*epilogue->product, choice);
       choice.rejected.push_back({KernelKind::Generated, device,
                                  "the activation as a kernel of its own: the product goes "
                                  "through memory twice more"});
@@ -184,7 +189,8 @@ private:
                 "cuBLASLt on " + device +
                     (dtype == DType::F32 ? ", computed in fp32 (no TF32, as torch by default)"
                                          : ", accumulated in fp32") +
-                    (bias ? ", the bias added in its epilogue" : "") + columnSplitNote(node));
+                    (bias ? ", the bias added in its epilogue" : ""));
+        noteColumnSplit(node, choice);
         choice.rejected.push_back({KernelKind::Fallback, device,
                                    "aten's matmul calls cuBLAS too, through the frontend: a "
                                    "Python round trip per call"});

@@ -5,7 +5,9 @@
 // this layout (compiler/pass/memory_layout.h holds both the analysis and the packing, so the
 // plan and the run cannot disagree).
 //
-// Intermediates share one arena (buffers whose lifetimes do not overlap may share memory).
+// Intermediates share one arena (buffers whose lifetimes do not overlap may share memory), and
+// so does the working memory a kernel selection asked for (KernelChoice::scratchBytes: a
+// product's padded staging rows on CUDA), as a buffer live for that kernel's step only.
 // Graph inputs are listed but never placed: the caller owns them. Graph outputs are allocations
 // of their own, handed to the caller, so they stay out of the arena too. View results get no
 // buffer: they alias their base, whose lifetime they extend.
@@ -47,7 +49,7 @@ public:
       };
       if (ctx.decide("memory", describe)) alignment = deviceAlignment;
     }
-    ctx.plan().memory = planMemory(graph, alignment);
+    ctx.plan().memory = planMemory(graph, alignment, ctx.plan().kernels);
     ctx.instrumentation().onMemoryPlan(ctx.plan().memory);
   }
 };

@@ -139,6 +139,7 @@ void addKernel(Hasher& h, const KernelChoice& k) {
   h.add(k.fusedOps.size());
   for (const std::string& op : k.fusedOps)
     h.add(op);
+  h.add(k.scratchBytes);
 }
 
 void addMemoryPlan(Hasher& h, const MemoryPlan& m) {
@@ -151,6 +152,7 @@ void addMemoryPlan(Hasher& h, const MemoryPlan& m) {
     h.add(static_cast<uint64_t>(b.lastUse));
     h.add(uint64_t{b.graphInput});
     h.add(uint64_t{b.graphOutput});
+    h.add(b.scratchOf);
   }
   h.add(m.arenaBytes);
   h.add(m.peakBytes);

@@ -1,6 +1,7 @@
 // Liveness: each top-level node is one step; a buffer is live from the step that defines it to
 // the last step that reads it, through views too (a view result gets no buffer: it aliases its
-// base, whose lifetime it extends), and graph outputs stay live to the last step.
+// base, whose lifetime it extends), and graph outputs stay live to the last step. A kernel's
+// scratch (KernelChoice::scratchBytes) is an arena buffer live for its own step only.
 //
 // Arena packing: greedy best-fit by decreasing size. Large buffers are the hardest to place, so
 // they go first and smaller ones fill the holes left between them. Each buffer takes the
@@ -17,7 +18,9 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <string>
 #include <unordered_map>
+#include <variant>
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/error.h"
@@ -56,10 +59,20 @@ bool isView(const Node& node) {
   return info && info->view && node.numOperands() && node.operand(0);
 }
 
+// The kernel choices that ask for scratch, by kernel name.
+std::map<std::string, const KernelChoice*>
+kernelsWithScratch(const std::vector<KernelChoice>& kernels) {
+  std::map<std::string, const KernelChoice*> byName;
+  for (const KernelChoice& k : kernels)
+    if (k.scratchBytes != SymExpr()) byName.emplace(k.name, &k);
+  return byName;
+}
+
 class LivenessAnalysis {
 public:
-  explicit LivenessAnalysis(const Graph& graph)
+  LivenessAnalysis(const Graph& graph, const std::vector<KernelChoice>& kernels)
       : lastStep_(static_cast<int>(graph.numNodes()) - 1) {
+    std::map<std::string, const KernelChoice*> scratch = kernelsWithScratch(kernels);
     for (const auto& input : graph.inputs())
       if (input->type().isTensor()) addBuffer(input.get(), 0, /*graphInput=*/true);
     int step = 0;
@@ -72,6 +85,11 @@ public:
       } else {
         for (Value* r : node->results())
           if (r->type().isTensor()) addBuffer(r, step, /*graphInput=*/false);
+        // After the step's results: the executable matches buffers to steps in this order.
+        const Attribute* kernel = node->attrs().find("kernel");
+        const auto* name = kernel ? std::get_if<std::string>(kernel) : nullptr;
+        if (auto it = name ? scratch.find(*name) : scratch.end(); it != scratch.end())
+          addScratch(*node, *it->second, step);
       }
       ++step;
     }
@@ -107,6 +125,16 @@ private:
     b.firstUse = b.lastUse = step;
     b.graphInput = graphInput;
     index_[v] = buffers_.size();
+    buffers_.push_back(std::move(b));
+  }
+
+  void addScratch(const Node& node, const KernelChoice& kernel, int step) {
+    BufferAssignment b;
+    b.value = (node.numResults() ? node.result()->name() : kernel.name) + ".scratch";
+    b.bytes = kernel.scratchBytes;
+    b.offset = -1;
+    b.firstUse = b.lastUse = step;
+    b.scratchOf = kernel.name;
     buffers_.push_back(std::move(b));
   }
 
@@ -225,8 +253,9 @@ int64_t arenaAlignment(const Device& device) {
   return device.isCpu() ? 64 : kCachingAllocatorAlignment;
 }
 
-MemoryPlan planMemory(const Graph& graph, int64_t alignment) {
-  LivenessAnalysis liveness(graph);
+MemoryPlan planMemory(const Graph& graph, int64_t alignment,
+                      const std::vector<KernelChoice>& kernels) {
+  LivenessAnalysis liveness(graph, kernels);
   MemoryPlan plan;
   plan.alignment = alignment;
   plan.buffers = std::move(liveness.buffers());

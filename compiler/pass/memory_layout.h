@@ -50,10 +50,12 @@ int64_t arenaAlignment(const Device& device);
 // matches its buffers to the plan's by them).
 SymExpr bufferBytes(const TensorType& type);
 
-// The buffers of a graph (inputs first, then each non-view result in step order) with their
+// The buffers of a graph (inputs first, then each non-view result in step order, each followed
+// by the scratch its kernel asks for in `kernels`, KernelChoice::scratchBytes) with their
 // lifetimes; with concrete sizes also their offsets (layOutMemory), else offsets of -1. Offsets
-// are multiples of `alignment`.
-MemoryPlan planMemory(const Graph& graph, int64_t alignment = 64);
+// are multiples of `alignment`. A scratch buffer is live for its kernel's step only.
+MemoryPlan planMemory(const Graph& graph, int64_t alignment = 64,
+                      const std::vector<KernelChoice>& kernels = {});
 
 // A memory plan laid out for concrete sizes (at the plan's alignment).
 struct MemoryLayout {

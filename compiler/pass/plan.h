@@ -31,6 +31,10 @@ struct KernelChoice {
   std::vector<RejectedAlternative> rejected;
   std::vector<std::string> fusedOps; // ops inside a fused group, in order
   std::string source;                // generated source text, when there is one
+  // Working memory the kernel needs while it runs, beyond its results (a library call's staging
+  // buffer): memory planning places it in the arena for the kernel's step, so a call holds no
+  // memory the plan does not state. Zero for most kernels.
+  SymExpr scratchBytes;
 };
 
 struct BufferAssignment {
@@ -43,6 +47,9 @@ struct BufferAssignment {
   int lastUse = 0;  // last step reading it
   bool graphInput = false;
   bool graphOutput = false; // an output shows it: an allocation of its own, handed to the caller
+  // A kernel's working memory (KernelChoice::scratchBytes) rather than a value: the kernel's
+  // name, the value named "<result>.scratch", live for its step only. Empty for values.
+  std::string scratchOf;
 };
 
 struct MemoryPlan {

@@ -9,6 +9,7 @@
 //     %x: 512 bytes, live 0..1, input
 //     %2: 512 bytes at 0, live 0..1
 //     %3: 512 bytes, live 1..2, output (handed to the caller)
+//     %3.scratch: 256 bytes at 512, live 1..1, scratch of k1   (a kernel's working memory)
 #include "compiler/pass/plan_printer.h"
 
 namespace loupe {
@@ -19,6 +20,7 @@ void printKernel(const KernelChoice& k, std::ostream& os) {
   os << "  " << k.name << " %" << k.node << " = " << k.op << ": " << kernelKindName(k.kind) << ' '
      << k.target << ' ' << k.implementation << '\n';
   os << "    reason: " << k.reason << '\n';
+  if (k.scratchBytes != SymExpr()) os << "    scratch: " << k.scratchBytes.str() << " bytes\n";
   if (!k.fusedOps.empty()) {
     os << "    fused:";
     for (size_t i = 0; i < k.fusedOps.size(); ++i)
@@ -36,6 +38,7 @@ void printBuffer(const BufferAssignment& b, std::ostream& os) {
   os << ", live " << b.firstUse << ".." << b.lastUse;
   if (b.graphInput) os << ", input";
   if (b.graphOutput) os << (b.graphInput ? ", output" : ", output (handed to the caller)");
+  if (!b.scratchOf.empty()) os << ", scratch of " << b.scratchOf;
   os << '\n';
 }
 

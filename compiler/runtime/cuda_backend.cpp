@@ -247,7 +247,7 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
 
 void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
                                    const std::vector<const Tensor*>& inputs,
-                                   std::vector<Tensor>& outputs) {
+                                   std::vector<Tensor>& outputs, const Tensor& scratch) {
   if (isCudaCopyOp(node.op())) {
     copy(*inputs.at(0), outputs.at(0));
     return;
@@ -318,10 +318,16 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     return;
   }
   // n is not a multiple of 8 (cudaMatmulAlignedColumns says why): the first `aligned` columns
-  // and the rest as two calls into rows padded to 16 bytes, then the rows copied into C.
-  int64_t pitch = aligned + 8;
+  // and the rest as two calls into rows padded to 16 bytes, then the rows copied into C. The
+  // padded rows are the kernel's scratch in the arena (cudaMatmulStagingBytes); an executable
+  // built without a plan has none, and allocates them.
+  int64_t pitch = cudaMatmulStagingPitch(problem.n);
   size_t element = dtypeSize(problem.dtype);
-  Tensor staged = allocate(problem.dtype, {problem.m, pitch});
+  int64_t stagedBytes = problem.m * pitch * int64_t(element);
+  Tensor staged =
+      scratch.defined() && scratch.numel() >= stagedBytes
+          ? Tensor::borrow(scratch.data(), problem.dtype, {problem.m, pitch}, {}, scratch.device())
+          : allocate(problem.dtype, {problem.m, pitch});
   auto columns = [&](int64_t first, int64_t count) {
     MatmulProblem part = problem;
     part.n = count;

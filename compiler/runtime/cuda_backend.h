@@ -58,8 +58,8 @@ public:
   DevicePeaks peaks() const override { return peaks_; }
   bool hasLibraryKernel(const Node& node, std::string* whyNot) const override;
   void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
-                        const std::vector<const Tensor*>& inputs,
-                        std::vector<Tensor>& outputs) override;
+                        const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                        const Tensor& scratch) override;
 
   void* stream() const { return stream_; }
 

@@ -83,10 +83,13 @@ public:
   virtual DevicePeaks peaks() const { return {}; }
 
   // Library kernels (matmul): whether the backend has one for this node, and running it.
+  // `scratch` is the working memory the plan gave its kernel (KernelChoice::scratchBytes: bytes
+  // of the arena, valid for this step only), or undefined where the plan gave none (an
+  // executable built without a plan): the kernel then allocates what it needs.
   virtual bool hasLibraryKernel(const Node& node, std::string* whyNot) const = 0;
   virtual void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
                                 const std::vector<const Tensor*>& inputs,
-                                std::vector<Tensor>& outputs) = 0;
+                                std::vector<Tensor>& outputs, const Tensor& scratch) = 0;
 };
 
 } // namespace loupe

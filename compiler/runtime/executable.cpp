@@ -114,8 +114,12 @@ struct Executable::Step {
   std::vector<int> resultSlots;
   std::vector<int> bufferSlots;  // results computed into a preallocated buffer, in order
   std::vector<bool> bufferOwned; // per bufferSlots entry: its own allocation (an output's)
-  AttrMap boundAttrs;            // the node's attributes under the laid-out binding
-  KernelStats* stats = nullptr;  // into stats_, found on the step's first run
+  // The kernel's working memory in the arena (KernelChoice::scratchBytes): its index among the
+  // plan's buffers, or -1; and the bytes it spans under the laid-out binding.
+  int scratchPlanned = -1;
+  Tensor scratch;
+  AttrMap boundAttrs;           // the node's attributes under the laid-out binding
+  KernelStats* stats = nullptr; // into stats_, found on the step's first run
   // View steps: the result's geometry for the base geometry last seen under the laid-out
   // binding. Working it out (SymExpr arithmetic in the op's view rule) costs microseconds; a
   // base laid out in the arena or in an output buffer has the same geometry on every run of a
@@ -315,6 +319,9 @@ void Executable::planSlots() {
       buffers_.push_back({slot, planned, memory_.buffers[planned].graphOutput, &type, {}});
       ++planned;
     }
+    if (planned < memory_.buffers.size() && !step.kernel.empty() &&
+        memory_.buffers[planned].scratchOf == step.kernel)
+      step.scratchPlanned = static_cast<int>(planned++);
   }
   if (planned != memory_.buffers.size())
     throw mismatch("buffer %" + memory_.buffers[planned].value + " belongs to no step");
@@ -375,6 +382,11 @@ void Executable::layOut(const SymbolBindings& bindings) {
         step.cost.reset(); // profiling must not fail a run the executable can do
       }
     }
+    step.scratch =
+        step.scratchPlanned < 0
+            ? Tensor()
+            : Tensor::borrow(arena_.dataAs<char>() + layout.offsets[step.scratchPlanned], DType::U8,
+                             {layout.bytes[step.scratchPlanned]}, {}, device());
     step.indexOperands.assign(step.indexValues.size(), Tensor());
     for (size_t i = 0; i < step.indexValues.size(); ++i)
       if (step.indexValues[i])
@@ -518,7 +530,7 @@ void Executable::execute(Step& step, const SymbolBindings& bindings, AllocationM
   }
   case StepKind::Library:
     if (options_.device)
-      options_.device->runLibraryKernel(node, step.boundAttrs, inputs, outputs);
+      options_.device->runLibraryKernel(node, step.boundAttrs, inputs, outputs, step.scratch);
     else
       runCpuLibraryKernel(node, step.boundAttrs, inputs, outputs);
     break;

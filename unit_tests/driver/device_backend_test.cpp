@@ -59,6 +59,7 @@ void referenceOnHost(const Node& node, const AttrMap& boundAttrs,
 class StandInDevice : public DeviceBackend {
 public:
   std::map<std::string, int> calls;
+  std::vector<Tensor> scratches; // what each library call was handed
 
   Device device() const override { return kCuda0; }
   Tensor allocate(DType dtype, const std::vector<int64_t>& shape) override {
@@ -118,9 +119,10 @@ public:
     return node.op() == "aten.mm";
   }
   void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
-                        const std::vector<const Tensor*>& inputs,
-                        std::vector<Tensor>& outputs) override {
+                        const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                        const Tensor& scratch) override {
     ++calls["library"];
+    scratches.push_back(scratch);
     referenceOnHost(node, boundAttrs, inputs, outputs);
   }
 
@@ -248,6 +250,51 @@ TEST(DeviceBackend, ARunsComputedOutputsShareOneAllocation) {
   Tensor sum = got[1];
   got.clear();
   EXPECT_EQ(maxAbsDifference(onHost(sum).clone(), expected[1]), 0);
+}
+
+// A product whose n is not a multiple of 8, in bf16 at m >= 128 (GPT-2's logits on CUDA), writes
+// padded rows before copying them out: kernel selection asks for them as the kernel's scratch,
+// memory planning places them in the arena for that step, and the executable hands them to the
+// library kernel, sized for each binding of a symbolic m, with no allocation of their own.
+TEST(DeviceBackend, ALibraryKernelIsHandedTheScratchItsPlanPlaced) {
+  constexpr const char* kLogits = R"(
+graph @logits(%x: bf16[s0,16]<cuda:0>, %w: bf16[16,8193]<cuda:0>) -> (bf16[s0,8193]<cuda:0>) {
+  %h = aten.relu(%x) : bf16[s0,16]<cuda:0>
+  %y = aten.mm(%h, %w) : bf16[s0,8193]<cuda:0>
+  return %y
+}
+)";
+  auto device = std::make_shared<StandInDevice>();
+  CompileResult compiled = compileGraph(kLogits, "logits.lir", options(device));
+  ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+  const KernelChoice* product = nullptr;
+  for (const KernelChoice& choice : compiled.plan.kernels)
+    if (choice.op == "aten.mm") product = &choice;
+  ASSERT_NE(product, nullptr);
+  // m rows of 8193 rounded up past the aligned 8192 columns, 2 bytes each.
+  EXPECT_EQ(product->scratchBytes, SymExpr::symbol("s0") * SymExpr(16400));
+  const BufferAssignment& scratch = compiled.plan.memory.buffers.back();
+  EXPECT_EQ(scratch.scratchOf, product->name);
+  EXPECT_EQ(scratch.value, product->node + ".scratch");
+  EXPECT_EQ(scratch.firstUse, scratch.lastUse);
+  EXPECT_FALSE(scratch.graphInput || scratch.graphOutput);
+
+  for (int64_t m : {128, 200}) {
+    std::vector<Tensor> inputs = toDevice(
+        *device, {randomTensor(DType::BF16, {m, 16}, 1), randomTensor(DType::BF16, {16, 8193}, 2)});
+    compiled.executable->run(inputs); // lays the binding out
+    int allocations = device->calls["allocate"];
+    device->scratches.clear();
+    compiled.executable->run(inputs);
+    ASSERT_EQ(device->scratches.size(), 1u);
+    const Tensor& handed = device->scratches[0];
+    ASSERT_TRUE(handed.defined());
+    EXPECT_EQ(handed.device(), kCuda0);
+    EXPECT_EQ(handed.nbytes(), static_cast<size_t>(m * 8200 * 2)) << "m = " << m;
+    // The arena was laid out by the first run: this one allocates only its output.
+    EXPECT_EQ(device->calls["allocate"] - allocations, 1) << "m = " << m;
+    EXPECT_GE(compiled.executable->memoryLayout().arenaBytes, m * 8200 * 2);
+  }
 }
 
 // A constant is computed on the host once per binding and then read where it is kept on the

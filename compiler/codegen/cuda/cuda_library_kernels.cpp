@@ -1,6 +1,8 @@
 // The ops the CUDA backend runs as library kernels (cuda_library_kernels.h).
 #include "compiler/codegen/cuda/cuda_library_kernels.h"
 
+#include <limits>
+
 namespace loupe {
 
 namespace {
@@ -81,6 +83,17 @@ bool isCudaEpilogueActivation(const Node& node) {
 int64_t cudaMatmulAlignedColumns(DType dtype, int64_t batch, int64_t m, int64_t n) {
   if (!isReducedFloat(dtype) || batch != 1 || n % 8 == 0 || m < 128 || n < 8192) return 0;
   return n / 8 * 8;
+}
+
+SymExpr cudaMatmulStagingBytes(const Node& product) {
+  if (product.op() != "aten.mm" && product.op() != "aten.addmm") return SymExpr();
+  const TensorType& out = product.result()->tensorType();
+  if (out.rank() != 2) return SymExpr();
+  std::optional<int64_t> n = out.shape[1].constant();
+  // The smallest m the rule splits at stands for a symbolic one.
+  int64_t m = out.shape[0].constant().value_or(std::numeric_limits<int64_t>::max());
+  if (!n || cudaMatmulAlignedColumns(out.dtype, 1, m, *n) == 0) return SymExpr();
+  return out.shape[0] * SymExpr(cudaMatmulStagingPitch(*n) * int64_t(dtypeSize(out.dtype)));
 }
 
 std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {

@@ -48,4 +48,17 @@ std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node);
 // than the kernel saves.
 int64_t cudaMatmulAlignedColumns(DType dtype, int64_t batch, int64_t m, int64_t n);
 
+// The row pitch, in elements, of the buffer such a split product writes: n rounded up past the
+// aligned columns, so that both calls' rows start at 16-byte boundaries.
+inline int64_t cudaMatmulStagingPitch(int64_t n) {
+  return n / 8 * 8 + 8;
+}
+
+// The bytes of that buffer for a product (aten.mm or aten.addmm; a result of m x n): m rows of
+// cudaMatmulStagingPitch(n) elements, where the product splits at its m, or for a symbolic m
+// where it splits at some m (the rule is applied per call: a call at m < 128 leaves the buffer
+// unused). Zero where it never splits. Kernel selection asks for it as the kernel's scratch
+// (KernelChoice::scratchBytes), so memory planning places it in the arena.
+SymExpr cudaMatmulStagingBytes(const Node& product);
+
 } // namespace loupe

@@ -242,6 +242,39 @@ def test_a_large_product_with_unaligned_rows_is_right(trace_path, batched):
     assert_close_to_reference(compiled(x, w), eager, reference)
 
 
+def test_a_split_products_padded_rows_are_planned_in_the_arena(trace_path):
+    """GPT-2's logits in bf16 (n not a multiple of 8, m >= 128) run as two cuBLASLt calls into
+    rows padded to 16 bytes, then copied out. Those rows are the kernel's scratch in the arena:
+    the plan lists them, and a call allocates nothing but its output."""
+    torch.manual_seed(0)
+    m, k, n = 256, 512, 8197
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(k, n, device="cuda", dtype=torch.bfloat16) / 16
+
+    def f(x, w):
+        return torch.relu(x) @ w
+
+    compiled = compile_strict(f, trace_path, cuda_graphs=False)
+    eager, reference = run_three_ways(f, (x, w))
+    for _ in range(2):  # the first call lays the arena out and takes cuBLASLt's workspace
+        assert_close_to_reference(compiled(x, w), eager, reference)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = compiled(x, w)
+    torch.cuda.synchronize()
+    grew = torch.cuda.max_memory_allocated() - before
+    assert_close_to_reference(out, eager, reference)
+    pitch = (n // 8 + 1) * 8
+    assert grew < m * n * 2 + 4096, f"a call took {grew} bytes; its output is {m * n * 2}"
+    buffers = query(trace_path, "SELECT name, size_bytes, offset FROM buffers")
+    scratch = [b for b in buffers if b[0].endswith(".scratch")]
+    assert len(scratch) == 1 and scratch[0][1] == m * pitch * 2, buffers
+    assert scratch[0][2] is not None, buffers  # in the arena
+    reasons = query(trace_path, "SELECT reason FROM kernels WHERE kind = 'library'")
+    assert any("the kernel's scratch" in r for (r,) in reasons), reasons
+
+
 def test_a_relu_epilogue_trains(trace_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(
