@@ -68,6 +68,24 @@ TEST(CudaLaunch, ContiguousAlignedOperandsTakeTheVectorisedEntry) {
   EXPECT_EQ(launch.grid[0], 1u);
 }
 
+// A large pointwise kernel gets a vector a thread up to 128 blocks per multiprocessor, then a
+// grid-stride loop over that many (kPointwiseBlocksPerMultiprocessor says why); a small one gets
+// the blocks its vectors need.
+TEST(CudaLaunch, PointwiseGridsCoverAVectorAThreadUpTo128BlocksPerMultiprocessor) {
+  Kernel kernel(kBiasAdd);
+  auto gridFor = [&](int64_t rows) {
+    Tensor x = deviceTensor(kDevice, DType::F32, {rows, 8});
+    Tensor b = deviceTensor(kDevice, DType::F32, {8});
+    Tensor y = deviceTensor(kDevice, DType::F32, {rows, 8});
+    CudaLaunch launch = kernel.plan({rows, 8}, {&x, &b}, y);
+    EXPECT_EQ(kernel.entry(launch), "loupe_k_vec") << launch.why;
+    return launch.grid[0];
+  };
+  EXPECT_EQ(gridFor(1024), 8u);                 // 2048 vectors of 4 floats, 256 a block
+  EXPECT_EQ(gridFor(int64_t{1} << 21), 16384u); // 4M vectors: one each
+  EXPECT_EQ(gridFor(int64_t{1} << 23), 128u * 132u);
+}
+
 TEST(CudaLaunch, TransposedBroadcastWithinRowsOrMisalignedOperandsTakeTheStridedEntry) {
   Kernel kernel(kBiasAdd);
   Tensor b = deviceTensor(kDevice + 4096, DType::F32, {8});
