@@ -14,6 +14,10 @@
 // among that kernel's rejected alternatives. A relu needs none of this: its backward reads its
 // output, so a product read elsewhere with a relu stays apart.
 //
+// The backward mirrors it: an aten.mm whose one reader is a tanh aten.gelu_backward taking the
+// product as its gradient is cuBLASLt's DGELU epilogue, which multiplies the product by GELU's
+// derivative at the saved pre-activation, read as the auxiliary matrix (the same rule of 8).
+//
 // It runs before pointwise fusion, which would otherwise take the activation into a pointwise
 // group: a group the activation leaves still reads the product's (activated) result once, so
 // taking it is never worse. On the CPU the pass does nothing: the generated pointwise kernel
@@ -33,7 +37,7 @@ namespace loupe {
 
 namespace {
 
-enum class Epilogue { Activation, GeluAux };
+enum class Epilogue { Activation, GeluAux, GeluBackward };
 
 struct Candidate {
   Node* product = nullptr;
@@ -49,8 +53,12 @@ std::optional<Candidate> epilogueCandidate(Node& product) {
   const std::vector<Node*>& users = result->users();
   if (!result->isGraphOutput() && users.size() == 1) {
     Node* reader = users.front();
-    if (reader->operand(0) != result || !isCudaEpilogueActivation(*reader)) return std::nullopt;
-    return Candidate{&product, reader};
+    if (reader->operand(0) != result) return std::nullopt;
+    if (isCudaEpilogueActivation(*reader)) return Candidate{&product, reader};
+    if (product.op() == "aten.mm" && isCudaEpilogueGeluBackward(*reader) &&
+        reader->operand(1) != result && cudaEpilogueAuxRefusal(result->tensorType()).empty())
+      return Candidate{&product, reader, Epilogue::GeluBackward};
+    return std::nullopt;
   }
   // Read elsewhere too: only a GELU, whose input the epilogue can store beside it.
   std::vector<Node*> gelus;
@@ -101,6 +109,12 @@ public:
                  otherReaders(c) +
                  ", and cuBLASLt writes it from the epilogue as its auxiliary output beside the "
                  "GELU (one call; no kernel of its own reads it back to activate it)";
+        case Epilogue::GeluBackward:
+          return text +
+                 " (cuBLASLt's GELU-gradient epilogue multiplies the product by GELU's "
+                 "derivative at %" +
+                 c.reader->operand(1)->name() +
+                 ", read as its auxiliary input: the gradient is never stored unscaled)";
         }
         return text;
       };

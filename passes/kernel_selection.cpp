@@ -172,13 +172,22 @@ private:
       rejected = "the GELU as a kernel of its own: it reads the stored product back, one launch "
                  "more";
       break;
+    case Kind::GeluBackward:
+      implementation += "+dgelu";
+      reason = "cuBLASLt on " + device +
+               " with tanh-GELU's backward in its epilogue: the product (the gradient) times "
+               "GELU's derivative at the saved pre-activation, read as the auxiliary input, in "
+               "fp32 before the one store";
+      rejected = "gelu_backward as a kernel of its own: the gradient goes through memory twice "
+                 "more";
+      break;
     }
     setKind(choice, KernelKind::Library, implementation,
             reason + columnSplitNote(*epilogue.product));
     choice.rejected.push_back({KernelKind::Generated, device, rejected});
   }
 
-  // A tanh-GELU that reads a cuBLASLt product read elsewhere too, whose epilogue would have
+  // A tanh-GELU, or its backward, that reads a cuBLASLt product whose epilogue would have
   // computed it but for the auxiliary matrix's rule (cudaEpilogueAuxRefusal): the reason, among
   // the rejected alternatives of the kernel that computes it instead (the node, or a group
   // holding it).
@@ -189,14 +198,17 @@ private:
           !runsAsCudaLibraryKernel(*product, nullptr))
         return;
       bool alone = !read->isGraphOutput() && read->users().size() == 1;
-      if (alone || reader.op() != "aten.gelu" || !isCudaEpilogueActivation(reader)) return;
+      bool saved = reader.op() == "aten.gelu" && isCudaEpilogueActivation(reader) && !alone;
+      bool backward = product->op() == "aten.mm" && isCudaEpilogueGeluBackward(reader) && alone;
+      if (!saved && !backward) return;
       std::string why = cudaEpilogueAuxRefusal(read->tensorType());
       if (why.empty()) return;
-      choice.rejected.push_back({KernelKind::Library, device_.str(),
-                                 "in the cuBLASLt epilogue of %" + read->name() +
-                                     " with the product (saved for the backward) stored as its "
-                                     "auxiliary output: " +
-                                     why});
+      choice.rejected.push_back(
+          {KernelKind::Library, device_.str(),
+           "in the cuBLASLt epilogue of %" + read->name() + " with " +
+               (saved ? "the product (saved for the backward) stored as its auxiliary output"
+                      : "the pre-activation read as its auxiliary input") +
+               ": " + why});
     };
     if (!node.hasBody()) {
       if (node.numOperands()) note(node, node.operand(0));

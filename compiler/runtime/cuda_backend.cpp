@@ -58,15 +58,19 @@ MatmulEpilogue matmulEpilogue(const std::optional<CudaMatmulEpilogue>& epilogue,
     return biased ? MatmulEpilogue::BiasGelu : MatmulEpilogue::Gelu;
   case Kind::GeluAux:
     return biased ? MatmulEpilogue::BiasGeluAux : MatmulEpilogue::GeluAux;
+  case Kind::GeluBackward:
+    return MatmulEpilogue::DGelu; // an aten.mm: cudaMatmulEpilogueOf takes no bias here
   }
   return MatmulEpilogue::None;
 }
 
 // The epilogue's auxiliary matrix, undefined when it has none.
 Tensor auxMatrixOf(const std::optional<CudaMatmulEpilogue>& epilogue,
-                   const std::vector<Tensor>& outputs) {
-  if (epilogue && epilogue->kind == CudaMatmulEpilogue::Kind::GeluAux)
-    return outputs.at(epilogue->auxResult);
+                   const std::vector<const Tensor*>& inputs, const std::vector<Tensor>& outputs) {
+  if (!epilogue) return Tensor();
+  if (epilogue->kind == CudaMatmulEpilogue::Kind::GeluAux) return outputs.at(epilogue->auxResult);
+  if (epilogue->kind == CudaMatmulEpilogue::Kind::GeluBackward)
+    return *inputs.at(epilogue->auxInput);
   return Tensor();
 }
 
@@ -301,13 +305,16 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   Tensor bias = biased ? contiguousCopy(operand(0)) : Tensor();
   bool batched = product.op() == "aten.bmm";
   Tensor& c = outputs.at(epilogue ? epilogue->result : 0);
-  // GELU's auxiliary matrix: the product before the GELU, which the group yields too. cuBLASLt
-  // takes it as dense rows at a 16-byte boundary (a planned buffer always is); anything else is
-  // written into a packed buffer and copied out.
-  Tensor aux = auxMatrixOf(epilogue, outputs);
-  bool auxOut = aux.defined();
-  if (aux.defined() && (!aux.isContiguous() || reinterpret_cast<uintptr_t>(aux.data()) % 16 != 0))
-    aux = allocate(aux.dtype(), aux.shape());
+  // GELU's auxiliary matrix: the product before the GELU, which the group yields too (written),
+  // or the pre-activation GELU's backward reads. cuBLASLt takes it as dense rows at a 16-byte
+  // boundary (a planned buffer always is); anything else goes through a packed copy.
+  Tensor aux = auxMatrixOf(epilogue, inputs, outputs);
+  bool auxOut = epilogue && epilogue->kind == CudaMatmulEpilogue::Kind::GeluAux;
+  if (aux.defined() && (!aux.isContiguous() || reinterpret_cast<uintptr_t>(aux.data()) % 16 != 0)) {
+    Tensor packed = allocate(aux.dtype(), aux.shape());
+    if (!auxOut) copy(aux, packed);
+    aux = packed;
+  }
   size_t o = batched ? 1 : 0;
   auto problemOf = [&](const Tensor& x, const Tensor& y) {
     MatmulProblem p;

@@ -87,6 +87,20 @@ bool isCudaEpilogueActivation(const Node& node) {
   return isTanhGelu(node);
 }
 
+bool isCudaEpilogueGeluBackward(const Node& node) {
+  if (node.op() != "aten.gelu_backward" || node.numOperands() != 2 || node.numResults() != 1)
+    return false;
+  // Only where the forward's GELU may be the epilogue's: its derivative is as approximate.
+  const TensorType& result = node.result()->tensorType();
+  if (!isReducedFloat(result.dtype) || !isTanhGelu(node)) return false;
+  // Elementwise with no broadcast: the gradient, the pre-activation and the result alike.
+  for (const Value* operand : node.operands())
+    if (!operand || !operand->type().isTensor() || operand->tensorType().dtype != result.dtype ||
+        operand->tensorType().shape != result.shape)
+      return false;
+  return true;
+}
+
 std::string cudaEpilogueAuxRefusal(const TensorType& product) {
   if (product.rank() != 2)
     return "the auxiliary matrix of a product is 2-D, not " + Type(product).str();
@@ -123,7 +137,7 @@ std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
     const Value* read = epilogue && epilogue->numOperands() ? epilogue->operand(0) : nullptr;
     const Node* product = read ? read->definingNode() : nullptr;
     if (!product || !isMatrixProduct(*product)) continue;
-    CudaMatmulEpilogue found{product, CudaMatmulEpilogue::Kind::Relu, r, 0};
+    CudaMatmulEpilogue found{product, CudaMatmulEpilogue::Kind::Relu, r, 0, 0};
     if (outputs.size() == 2) {
       if (outputs[1 - r] != read || epilogue->op() != "aten.gelu" ||
           !isCudaEpilogueActivation(*epilogue) ||
@@ -133,9 +147,17 @@ std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
       found.auxResult = 1 - r;
       return found;
     }
-    if (!isCudaEpilogueActivation(*epilogue)) return std::nullopt;
-    found.kind = epilogue->op() == "aten.relu" ? CudaMatmulEpilogue::Kind::Relu
-                                               : CudaMatmulEpilogue::Kind::Gelu;
+    if (isCudaEpilogueActivation(*epilogue)) {
+      found.kind = epilogue->op() == "aten.relu" ? CudaMatmulEpilogue::Kind::Relu
+                                                 : CudaMatmulEpilogue::Kind::Gelu;
+      return found;
+    }
+    const Value* pre = epilogue->numOperands() == 2 ? epilogue->operand(1) : nullptr;
+    if (product->op() != "aten.mm" || !isCudaEpilogueGeluBackward(*epilogue) || !pre ||
+        pre->definingNode() || !cudaEpilogueAuxRefusal(read->tensorType()).empty())
+      return std::nullopt;
+    found.kind = CudaMatmulEpilogue::Kind::GeluBackward;
+    found.auxInput = pre->index();
     return found;
   }
   return std::nullopt;

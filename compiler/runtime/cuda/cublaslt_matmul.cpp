@@ -47,6 +47,8 @@ uint32_t epilogueValue(MatmulEpilogue epilogue) {
     return CUBLASLT_EPILOGUE_GELU_AUX;
   case MatmulEpilogue::BiasGeluAux:
     return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case MatmulEpilogue::DGelu:
+    return CUBLASLT_EPILOGUE_DGELU;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
@@ -202,7 +204,8 @@ bool hasBias(MatmulEpilogue epilogue) {
 }
 
 bool hasAux(MatmulEpilogue epilogue) {
-  return epilogue == MatmulEpilogue::GeluAux || epilogue == MatmulEpilogue::BiasGeluAux;
+  return epilogue == MatmulEpilogue::GeluAux || epilogue == MatmulEpilogue::BiasGeluAux ||
+         epilogue == MatmulEpilogue::DGelu;
 }
 
 bool cublasLtAvailable(std::string* why) {

@@ -13,12 +13,23 @@ namespace loupe {
 
 // The activation is cuBLASLt's GELU, the tanh approximation (torch's gelu(approximate="tanh")).
 // GeluAux and BiasGeluAux also store the GELU's input (the product, plus the bias) into the
-// auxiliary matrix, what a training forward saves for GELU's backward.
-enum class MatmulEpilogue { None, Bias, Relu, BiasRelu, Gelu, BiasGelu, GeluAux, BiasGeluAux };
+// auxiliary matrix; DGelu multiplies the product by GELU's derivative at the auxiliary matrix
+// (GELU's backward, the pre-activation saved by the forward).
+enum class MatmulEpilogue {
+  None,
+  Bias,
+  Relu,
+  BiasRelu,
+  Gelu,
+  BiasGelu,
+  GeluAux,
+  BiasGeluAux,
+  DGelu
+};
 
 // Whether the epilogue adds a bias.
 bool hasBias(MatmulEpilogue epilogue);
-// Whether the epilogue writes the auxiliary matrix (GeluAux, BiasGeluAux).
+// Whether the epilogue writes (GeluAux, BiasGeluAux) or reads (DGelu) the auxiliary matrix.
 bool hasAux(MatmulEpilogue epilogue);
 
 // C[b] = A[b] (m x k) @ B[b] (k x n) (+ bias[n], broadcast over rows and batches) (activation),
@@ -51,7 +62,7 @@ std::string cublasLtCannotRun(const MatmulProblem& problem);
 // Runs the problem on `stream` (device `device`'s primary context is made current). Plans
 // (descriptors and the heuristic's algorithm) are cached per problem, pointer alignment and
 // workspace size. `bias` is read when the epilogue has one; `aux`, the auxiliary matrix, is
-// written when it has one (hasAux). Returns the algorithm chosen, for the trace:
+// written or read when it has one (hasAux). Returns the algorithm chosen, for the trace:
 // "cublasLt algo 23, tile id 20, splitK 1, stages id 9". Throws a CudaError when the problem
 // cannot run (cublasLtCannotRun) or cuBLASLt fails.
 std::string runCublasLtMatmul(const MatmulProblem& problem, const void* a, const void* b, void* c,

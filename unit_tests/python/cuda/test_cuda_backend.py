@@ -272,8 +272,9 @@ class TanhGeluMlp(torch.nn.Module):
 def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path):
     """Training saves the GELU's input (the first Linear's output) for GELU's backward: the
     forward's Linear and GELU are still one cuBLASLt call, which writes that input from its
-    epilogue beside the GELU. Two steps in bf16 (the second may replay a CUDA graph), every
-    gradient within 4x eager's error against float64."""
+    epilogue beside the GELU, and the backward's gelu_backward runs in the epilogue of the
+    product that makes its gradient, reading the saved input back. Two steps in bf16 (the second
+    may replay a CUDA graph), every gradient within 4x eager's error against float64."""
     torch.manual_seed(0)
     model = TanhGeluMlp().cuda().to(torch.bfloat16)
     eager_model = TanhGeluMlp().cuda().to(torch.bfloat16)
@@ -304,6 +305,7 @@ def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path):
             assert_close_to_reference(got, e, r, f"step {step}, gradient {i}")
     ops = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
     assert any("cublaslt:matmul+bias+gelu+aux" in op for op in ops), ops
+    assert any("cublaslt:matmul+dgelu" in op for op in ops), ops
     # No GELU left as a kernel of its own in the forward: the epilogue computed it.
     forward = query(
         trace_path,

@@ -140,8 +140,8 @@ TEST(CudaCublasLtLayout, CannotRunNamesDtypeAndBiasProblems) {
 }
 
 TEST(CudaCublasLtLayout, AuxiliaryMatrixLiesAsCWithRowsOfEight) {
-  // GELU's saved input, which GeluAux writes: described to cuBLASLt by a leading dimension alone,
-  // as D is, so it must lie as C does, its rows a multiple of 8 elements apart.
+  // GELU's saved input (GeluAux writes it, DGelu reads it): described to cuBLASLt by a leading
+  // dimension alone, as D is, so it must lie as C does, its rows a multiple of 8 elements apart.
   MatmulProblem p = rowMajor(1, 3, 16, 7);
   p.dtype = p.biasDType = DType::BF16;
   p.epilogue = MatmulEpilogue::BiasGeluAux;
@@ -167,6 +167,13 @@ TEST(CudaCublasLtLayout, AuxiliaryMatrixLiesAsCWithRowsOfEight) {
   EXPECT_NE(cublasLtLayout(p, nullptr).find("the auxiliary matrix (3 x 16"), std::string::npos)
       << cublasLtLayout(p, nullptr);
 
+  // The backward's epilogue reads it with the same rule; rows of 12 elements do not do.
+  p = rowMajor(1, 3, 12, 7);
+  p.dtype = p.biasDType = DType::BF16;
+  p.epilogue = MatmulEpilogue::DGelu;
+  int64_t twelve[3] = {0, 12, 1};
+  std::copy(twelve, twelve + 3, p.auxStrides);
+  EXPECT_NE(cublasLtCannotRun(p).find("not 12 and 0"), std::string::npos) << cublasLtCannotRun(p);
   // A batch stride that is not a multiple of 8 is refused too.
   p = rowMajor(2, 3, 16, 7);
   p.dtype = p.biasDType = DType::BF16;
