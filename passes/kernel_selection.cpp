@@ -151,21 +151,85 @@ private:
     }
   }
 
+  // A product and what cuBLASLt's epilogue computes on it, as one call.
+  void chooseEpilogue(const CudaMatmulEpilogue& epilogue, KernelChoice& choice) const {
+    using Kind = CudaMatmulEpilogue::Kind;
+    const std::string device = device_.str();
+    bool bias = cudaLibraryKernelAddsBias(*epilogue.product);
+    std::string implementation = std::string("cublaslt:matmul") + (bias ? "+bias" : "");
+    std::string reason = "cuBLASLt on " + device + (bias ? " with the bias and " : " with ");
+    std::string rejected = "the activation as a kernel of its own: the product goes through "
+                           "memory twice more";
+    switch (epilogue.kind) {
+    case Kind::Relu:
+      implementation += "+relu";
+      reason += "the relu applied in its epilogue, in fp32 before the one store";
+      break;
+    case Kind::Gelu:
+      implementation += "+gelu";
+      reason += "the tanh-GELU applied in its epilogue, in fp32 before the one store";
+      break;
+    case Kind::GeluAux:
+      implementation += "+gelu+aux";
+      reason += "the tanh-GELU applied in its epilogue, in fp32 before the one store; the product "
+                "before the GELU (saved for the backward) is stored too, as the epilogue's "
+                "auxiliary output";
+      rejected = "the GELU as a kernel of its own: it reads the stored product back, one launch "
+                 "more";
+      break;
+    case Kind::GeluBackward:
+      implementation += "+dgelu";
+      reason = "cuBLASLt on " + device +
+               " with tanh-GELU's backward in its epilogue: the product (the gradient) times "
+               "GELU's derivative at the saved pre-activation, read as the auxiliary input, in "
+               "fp32 before the one store";
+      rejected = "gelu_backward as a kernel of its own: the gradient goes through memory twice "
+                 "more";
+      break;
+    }
+    setKind(choice, KernelKind::Library, implementation, reason);
+    noteColumnSplit(*epilogue.product, choice);
+    choice.rejected.push_back({KernelKind::Generated, device, rejected});
+  }
+
+  // A tanh-GELU, or its backward, that reads a cuBLASLt product whose epilogue would have
+  // computed it but for the auxiliary matrix's rule (cudaEpilogueAuxRefusal): the reason, among
+  // the rejected alternatives of the kernel that computes it instead (the node, or a group
+  // holding it).
+  void noteAuxRefusals(const Node& node, KernelChoice& choice) const {
+    auto note = [&](const Node& reader, const Value* read) {
+      const Node* product = read ? read->definingNode() : nullptr;
+      if (!product || (product->op() != "aten.mm" && product->op() != "aten.addmm") ||
+          !runsAsCudaLibraryKernel(*product, nullptr))
+        return;
+      bool alone = !read->isGraphOutput() && read->users().size() == 1;
+      bool saved = reader.op() == "aten.gelu" && isCudaEpilogueActivation(reader) && !alone;
+      bool backward = product->op() == "aten.mm" && isCudaEpilogueGeluBackward(reader) && alone;
+      if (!saved && !backward) return;
+      std::string why = cudaEpilogueAuxRefusal(read->tensorType());
+      if (why.empty()) return;
+      choice.rejected.push_back(
+          {KernelKind::Library, device_.str(),
+           "in the cuBLASLt epilogue of %" + read->name() + " with " +
+               (saved ? "the product (saved for the backward) stored as its auxiliary output"
+                      : "the pre-activation read as its auxiliary input") +
+               ": " + why});
+    };
+    if (!node.hasBody()) {
+      if (node.numOperands()) note(node, node.operand(0));
+      return;
+    }
+    for (const Node* inner : node.body()->nodes()) {
+      const Value* read = inner->numOperands() ? inner->operand(0) : nullptr;
+      if (read && !read->definingNode()) note(*inner, node.operand(read->index()));
+    }
+  }
+
   void chooseOnCuda(const Node& node, const OpInfo* info, KernelChoice& choice) const {
     const std::string device = device_.str();
     std::string whyNot;
     if (std::optional<CudaMatmulEpilogue> epilogue = cudaMatmulEpilogueOf(node)) {
-      bool bias = cudaLibraryKernelAddsBias(*epilogue->product);
-      std::string activation = epilogue->relu ? "relu" : "gelu";
-      setKind(choice, KernelKind::Library,
-              std::string("cublaslt:matmul") + (bias ? "+bias" : "") + "+" + activation,
-              "cuBLASLt on " + device + (bias ? " with the bias and " : " with ") +
-                  (epilogue->relu ? "the relu" : "the tanh-GELU") +
-                  " applied in its epilogue, in fp32 before the one store");
-      noteColumnSplit(*epilogue->product, choice);
-      choice.rejected.push_back({KernelKind::Generated, device,
-                                 "the activation as a kernel of its own: the product goes "
-                                 "through memory twice more"});
+      chooseEpilogue(*epilogue, choice);
       return;
     }
     if (info && isCodegenCandidate(node, info)) {
@@ -177,6 +241,7 @@ private:
                                    "aten op by op: every intermediate goes through device "
                                    "memory, one launch per op"});
         choice.source = std::move(kernel.source);
+        noteAuxRefusals(node, choice);
         return;
       }
       choice.rejected.push_back({KernelKind::Generated, device, whyNot});

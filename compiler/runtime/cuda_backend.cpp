@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "compiler/codegen/cuda/cuda_library_kernels.h"
 #include "compiler/ir/error.h"
@@ -44,6 +45,33 @@ namespace {
 
 std::string dims(const unsigned d[3]) {
   return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
+}
+
+// The cuBLASLt epilogue that computes the group's epilogue node (none: a plain product).
+MatmulEpilogue matmulEpilogue(const std::optional<CudaMatmulEpilogue>& epilogue, bool biased) {
+  using Kind = CudaMatmulEpilogue::Kind;
+  if (!epilogue) return biased ? MatmulEpilogue::Bias : MatmulEpilogue::None;
+  switch (epilogue->kind) {
+  case Kind::Relu:
+    return biased ? MatmulEpilogue::BiasRelu : MatmulEpilogue::Relu;
+  case Kind::Gelu:
+    return biased ? MatmulEpilogue::BiasGelu : MatmulEpilogue::Gelu;
+  case Kind::GeluAux:
+    return biased ? MatmulEpilogue::BiasGeluAux : MatmulEpilogue::GeluAux;
+  case Kind::GeluBackward:
+    return MatmulEpilogue::DGelu; // an aten.mm: cudaMatmulEpilogueOf takes no bias here
+  }
+  return MatmulEpilogue::None;
+}
+
+// The epilogue's auxiliary matrix, undefined when it has none.
+Tensor auxMatrixOf(const std::optional<CudaMatmulEpilogue>& epilogue,
+                   const std::vector<const Tensor*>& inputs, const std::vector<Tensor>& outputs) {
+  if (!epilogue) return Tensor();
+  if (epilogue->kind == CudaMatmulEpilogue::Kind::GeluAux) return outputs.at(epilogue->auxResult);
+  if (epilogue->kind == CudaMatmulEpilogue::Kind::GeluBackward)
+    return *inputs.at(epilogue->auxInput);
+  return Tensor();
 }
 
 } // namespace
@@ -276,7 +304,17 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   Tensor a = operand(biased ? 1 : 0), b = operand(biased ? 2 : 1);
   Tensor bias = biased ? contiguousCopy(operand(0)) : Tensor();
   bool batched = product.op() == "aten.bmm";
-  Tensor& c = outputs.at(0);
+  Tensor& c = outputs.at(epilogue ? epilogue->result : 0);
+  // GELU's auxiliary matrix: the product before the GELU, which the group yields too (written),
+  // or the pre-activation GELU's backward reads. cuBLASLt takes it as dense rows at a 16-byte
+  // boundary (a planned buffer always is); anything else goes through a packed copy.
+  Tensor aux = auxMatrixOf(epilogue, inputs, outputs);
+  bool auxOut = epilogue && epilogue->kind == CudaMatmulEpilogue::Kind::GeluAux;
+  if (aux.defined() && (!aux.isContiguous() || reinterpret_cast<uintptr_t>(aux.data()) % 16 != 0)) {
+    Tensor packed = allocate(aux.dtype(), aux.shape());
+    if (!auxOut) copy(aux, packed);
+    aux = packed;
+  }
   size_t o = batched ? 1 : 0;
   auto problemOf = [&](const Tensor& x, const Tensor& y) {
     MatmulProblem p;
@@ -294,9 +332,8 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
     strides(y, p.bStrides);
     strides(c, p.cStrides);
     if (biased) p.biasDType = bias.dtype();
-    p.epilogue = !epilogue        ? (biased ? MatmulEpilogue::Bias : MatmulEpilogue::None)
-                 : epilogue->relu ? (biased ? MatmulEpilogue::BiasRelu : MatmulEpilogue::Relu)
-                                  : (biased ? MatmulEpilogue::BiasGelu : MatmulEpilogue::Gelu);
+    p.epilogue = matmulEpilogue(epilogue, biased);
+    if (aux.defined()) strides(aux, p.auxStrides);
     return p;
   };
   MatmulProblem problem = problemOf(a, b);
@@ -314,9 +351,13 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
   bool denseOutput = problem.cStrides[2] == 1 && problem.cStrides[1] == problem.n;
   if (aligned == 0 || !denseOutput) {
     runCublasLtMatmul(problem, a.data(), b.data(), c.data(), biased ? bias.data() : nullptr,
-                      stream_, workspace_.data(), kCublasLtWorkspaceBytes, options_.device);
+                      stream_, workspace_.data(), kCublasLtWorkspaceBytes, options_.device,
+                      aux.defined() ? aux.data() : nullptr);
+    if (auxOut && aux.data() != outputs.at(epilogue->auxResult).data())
+      copy(aux, outputs.at(epilogue->auxResult));
     return;
   }
+  // (Never with an auxiliary matrix: its rows are a multiple of 8, cudaEpilogueAuxRefusal.)
   // n is not a multiple of 8 (cudaMatmulAlignedColumns says why): the first `aligned` columns
   // and the rest as two calls into rows padded to 16 bytes, then the rows copied into C. The
   // padded rows are the kernel's scratch in the arena (cudaMatmulStagingBytes); an executable

@@ -329,6 +329,99 @@ graph @consts(%x: f32[s0]<cuda:0>) -> (f32[s0]<cuda:0>, f32[]<cuda:0>) {
   EXPECT_EQ(copiesAt(3), 0);
 }
 
+// A training forward saves a tanh-GELU's input, the Linear's product, for GELU's backward: on
+// CUDA the product and the GELU are one epilogue group with two results (cuBLASLt writes the
+// product from its epilogue's auxiliary output). The stand-in's library kernel computes the
+// group's body op by op into the buffers the executable hands it: the product (a graph output,
+// an allocation of its own) and the GELU (in the arena, read by the next product), in the
+// group's result order, so a swap or a shared buffer shows in the outputs.
+TEST(DeviceBackend, AGeluEpilogueGroupWritesBothOfItsResultsIntoTheirBuffers) {
+  constexpr const char* kTrainingForward = R"(
+graph @forward(%x: bf16[4,16]<cuda:0>, %w: bf16[16,32]<cuda:0>, %b: bf16[32]<cuda:0>, %w2: bf16[32,8]<cuda:0>) -> (bf16[4,8]<cuda:0>, bf16[4,32]<cuda:0>) {
+  %y = aten.addmm(%b, %x, %w) : bf16[4,32]<cuda:0>
+  %h = aten.gelu(%y) {approximate="tanh"} : bf16[4,32]<cuda:0>
+  %o = aten.mm(%h, %w2) : bf16[4,8]<cuda:0>
+  return %o, %y
+}
+)";
+  class EpilogueDevice : public StandInDevice {
+  public:
+    std::vector<const void*> written; // the buffers of the last group call, in result order
+    bool hasLibraryKernel(const Node& node, std::string* whyNot) const override {
+      return node.op() == "loupe.fused" || StandInDevice::hasLibraryKernel(node, whyNot);
+    }
+    void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
+                          const std::vector<const Tensor*>& inputs,
+                          std::vector<Tensor>& outputs, const Tensor& scratch) override {
+      if (node.op() != "loupe.fused") {
+        StandInDevice::runLibraryKernel(node, boundAttrs, inputs, outputs, scratch);
+        return;
+      }
+      ++calls["epilogue"];
+      written.clear();
+      const Graph& body = *node.body();
+      std::map<const Value*, Tensor> values;
+      for (size_t i = 0; i < body.numInputs(); ++i)
+        values[body.input(i)] = onHost(*inputs.at(i)).clone();
+      for (const Node* member : body.nodes()) {
+        std::vector<Tensor> operands;
+        for (const Value* operand : member->operands())
+          operands.push_back(values.at(operand));
+        const TensorType& type = member->result()->tensorType();
+        std::vector<int64_t> shape;
+        for (const SymExpr& extent : type.shape)
+          shape.push_back(*extent.constant());
+        std::vector<Tensor> results = {Tensor::empty(type.dtype, shape)};
+        OpRegistry::global()
+            .find(member->op())
+            ->reference(pointers(operands), member->attrs(), results);
+        values[member->result()] = results[0];
+      }
+      ASSERT_EQ(outputs.size(), body.outputs().size());
+      for (size_t r = 0; r < outputs.size(); ++r) {
+        onHost(outputs[r]).copyFrom(values.at(body.outputs()[r]));
+        written.push_back(outputs[r].data());
+      }
+    }
+  };
+  auto device = std::make_shared<EpilogueDevice>();
+  CompileResult compiled = compileGraph(kTrainingForward, "forward.lir", options(device));
+  ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+  const KernelChoice* group = nullptr;
+  for (const KernelChoice& choice : compiled.plan.kernels)
+    if (choice.op == "loupe.fused") group = &choice;
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->implementation, "cublaslt:matmul+bias+gelu+aux");
+  // Two buffers for the group: %y handed to the caller, %h in the arena.
+  std::map<std::string, BufferAssignment> buffers;
+  for (const BufferAssignment& buffer : compiled.plan.memory.buffers)
+    buffers[buffer.value] = buffer;
+  ASSERT_TRUE(buffers.count("y") && buffers.count("h"));
+  EXPECT_TRUE(buffers["y"].graphOutput);
+  EXPECT_FALSE(buffers["h"].graphOutput);
+  EXPECT_GE(buffers["h"].offset, 0);
+
+  CompileOptions hostOptions = options(nullptr);
+  hostOptions.pipelineOptions.target = "cpu";
+  CompileResult onHostResult = compileGraph(kTrainingForward, "host.lir", hostOptions);
+  ASSERT_TRUE(onHostResult.ok()) << onHostResult.error->message;
+  std::vector<Tensor> inputs = {
+      randomTensor(DType::BF16, {4, 16}, 1), randomTensor(DType::BF16, {16, 32}, 2),
+      randomTensor(DType::BF16, {32}, 3), randomTensor(DType::BF16, {32, 8}, 4)};
+  std::vector<Tensor> got = compiled.executable->run(toDevice(*device, inputs));
+  std::vector<Tensor> expected = onHostResult.executable->run(inputs);
+  EXPECT_EQ(device->calls["epilogue"], 1);
+  ASSERT_EQ(device->written.size(), 2u);
+  EXPECT_NE(device->written[0], device->written[1]);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t o = 0; o < got.size(); ++o) {
+    // bf16: the host rounds the product before adding the bias, the group adds it first.
+    double scale = maxAbsDifference(expected[o], Tensor::zeros(DType::BF16, expected[o].shape()));
+    EXPECT_LT(maxAbsDifference(onHost(got[o]).clone(), expected[o]), 2e-2 * scale)
+        << "output " << o;
+  }
+}
+
 TEST(DeviceBackend, CheckModeComparesOnHostCopies) {
   auto device = std::make_shared<StandInDevice>();
   CompileResult compiled = compileGraph(kGraph, "device.lir", options(device, true));

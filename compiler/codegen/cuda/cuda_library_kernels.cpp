@@ -16,6 +16,17 @@ bool isOne(const AttrMap& attrs, const char* name) {
   return attrs.getFloat(name, 1.0) == 1.0;
 }
 
+bool isTanhGelu(const Node& node) {
+  const Attribute* approximate = node.attrs().find("approximate");
+  const auto* text = approximate ? std::get_if<std::string>(approximate) : nullptr;
+  return text && *text == "tanh";
+}
+
+bool isMatrixProduct(const Node& node) {
+  return (node.op() == "aten.mm" || node.op() == "aten.addmm") &&
+         runsAsCudaLibraryKernel(node, nullptr);
+}
+
 } // namespace
 
 bool cudaLibraryKernelAddsBias(const Node& node) {
@@ -75,9 +86,36 @@ bool isCudaEpilogueActivation(const Node& node) {
   // cuBLASLt's GELU is a fast approximation: within a bf16 or f16 rounding, but in f32 about 20x
   // eager's own error against float64 (5e-6 against 3e-7, measured on an H100).
   if (node.result()->tensorType().dtype == DType::F32) return false;
-  const Attribute* approximate = node.attrs().find("approximate");
-  const auto* text = approximate ? std::get_if<std::string>(approximate) : nullptr;
-  return text && *text == "tanh";
+  return isTanhGelu(node);
+}
+
+bool isCudaEpilogueGeluBackward(const Node& node) {
+  if (node.op() != "aten.gelu_backward" || node.numOperands() != 2 || node.numResults() != 1)
+    return false;
+  // Only where the forward's GELU may be the epilogue's: its derivative is as approximate.
+  const TensorType& result = node.result()->tensorType();
+  if (!isReducedFloat(result.dtype) || !isTanhGelu(node)) return false;
+  // Elementwise with no broadcast: the gradient, the pre-activation and the result alike.
+  for (const Value* operand : node.operands())
+    if (!operand || !operand->type().isTensor() || operand->tensorType().dtype != result.dtype ||
+        operand->tensorType().shape != result.shape)
+      return false;
+  return true;
+}
+
+std::string cudaEpilogueAuxRefusal(const TensorType& product) {
+  if (product.rank() != 2)
+    return "the auxiliary matrix of a product is 2-D, not " + Type(product).str();
+  std::optional<int64_t> n = product.shape[1].constant();
+  if (!n)
+    return "its row length n = " + product.shape[1].str() +
+           " is not known to be a multiple of 8, which cuBLASLt needs of the auxiliary matrix's "
+           "leading dimension";
+  if (*n % 8 != 0)
+    return "its row length n = " + std::to_string(*n) +
+           " is not a multiple of 8, which cuBLASLt needs of the auxiliary matrix's leading "
+           "dimension";
+  return "";
 }
 
 int64_t cudaMatmulAlignedColumns(DType dtype, int64_t batch, int64_t m, int64_t n) {
@@ -100,17 +138,42 @@ std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
   const Attribute* kind = node.op() == "loupe.fused" ? node.attrs().find("kind") : nullptr;
   const auto* kindText = kind ? std::get_if<std::string>(kind) : nullptr;
   if (!kindText || *kindText != "epilogue" || !node.hasBody()) return std::nullopt;
-  // Read from the body's one result back, without a snapshot of its nodes: the runtime asks
-  // on every call.
+  // Read from the body's results back, without a snapshot of its nodes: the runtime asks on
+  // every call.
   const Graph& body = *node.body();
-  if (body.numNodes() != 2 || body.outputs().size() != 1) return std::nullopt;
-  const Node* activation = body.outputs()[0]->definingNode();
-  const Value* read = activation && activation->numOperands() ? activation->operand(0) : nullptr;
-  const Node* product = read ? read->definingNode() : nullptr;
-  if (!product || (product->op() != "aten.mm" && product->op() != "aten.addmm") ||
-      !runsAsCudaLibraryKernel(*product, nullptr) || !isCudaEpilogueActivation(*activation))
-    return std::nullopt;
-  return CudaMatmulEpilogue{product, activation->op() == "aten.relu"};
+  const std::vector<Value*>& outputs = body.outputs();
+  if (body.numNodes() != 2 || outputs.empty() || outputs.size() > 2) return std::nullopt;
+  // The epilogue's node is the result that reads the product; with two results, the other is
+  // the product itself.
+  for (size_t r = 0; r < outputs.size(); ++r) {
+    const Node* epilogue = outputs[r]->definingNode();
+    const Value* read = epilogue && epilogue->numOperands() ? epilogue->operand(0) : nullptr;
+    const Node* product = read ? read->definingNode() : nullptr;
+    if (!product || !isMatrixProduct(*product)) continue;
+    CudaMatmulEpilogue found{product, CudaMatmulEpilogue::Kind::Relu, r, 0, 0};
+    if (outputs.size() == 2) {
+      if (outputs[1 - r] != read || epilogue->op() != "aten.gelu" ||
+          !isCudaEpilogueActivation(*epilogue) ||
+          !cudaEpilogueAuxRefusal(read->tensorType()).empty())
+        return std::nullopt;
+      found.kind = CudaMatmulEpilogue::Kind::GeluAux;
+      found.auxResult = 1 - r;
+      return found;
+    }
+    if (isCudaEpilogueActivation(*epilogue)) {
+      found.kind = epilogue->op() == "aten.relu" ? CudaMatmulEpilogue::Kind::Relu
+                                                 : CudaMatmulEpilogue::Kind::Gelu;
+      return found;
+    }
+    const Value* pre = epilogue->numOperands() == 2 ? epilogue->operand(1) : nullptr;
+    if (product->op() != "aten.mm" || !isCudaEpilogueGeluBackward(*epilogue) || !pre ||
+        pre->definingNode() || !cudaEpilogueAuxRefusal(read->tensorType()).empty())
+      return std::nullopt;
+    found.kind = CudaMatmulEpilogue::Kind::GeluBackward;
+    found.auxInput = pre->index();
+    return found;
+  }
+  return std::nullopt;
 }
 
 } // namespace loupe

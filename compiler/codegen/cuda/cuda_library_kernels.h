@@ -28,12 +28,32 @@ bool isCudaGatherOp(const Node& node, std::string* whyNot);
 // too coarse for f32).
 bool isCudaEpilogueActivation(const Node& node);
 
+// aten.gelu_backward with approximate="tanh" in bf16 or f16: what cuBLASLt's DGELU epilogue
+// computes on a product (the gradient) with the pre-activation as its auxiliary input.
+bool isCudaEpilogueGeluBackward(const Node& node);
+
+// Why cuBLASLt cannot keep a product's result of this type as the auxiliary matrix of a GELU
+// epilogue (written beside the activation, or read back by the DGELU epilogue), or "" when it
+// can. The matrix is a dense row-major [m, n] buffer whose rows are cuBLASLt's leading dimension,
+// which must be a multiple of 8 elements: n must be a constant multiple of 8.
+std::string cudaEpilogueAuxRefusal(const TensorType& product);
+
 // A product whose activation cuBLASLt applies in its epilogue: a loupe.fused {kind="epilogue"}
 // group (passes/epilogue_fusion.cpp) of an aten.mm or aten.addmm that runsAsCudaLibraryKernel
-// and the one isCudaEpilogueActivation that reads it.
+// and the one node that reads it in the epilogue:
+// - Relu, Gelu: an isCudaEpilogueActivation, the group's one result;
+// - GeluAux: a tanh-GELU whose input, the product, is read elsewhere too (saved for GELU's
+//   backward): the group yields both, and cuBLASLt writes the product from the epilogue's
+//   auxiliary output beside the activation;
+// - GeluBackward: an isCudaEpilogueGeluBackward whose gradient is the product (an aten.mm), its
+//   pre-activation a group input that cuBLASLt reads as the epilogue's auxiliary input.
 struct CudaMatmulEpilogue {
+  enum class Kind { Relu, Gelu, GeluAux, GeluBackward };
   const Node* product = nullptr; // in the group's body
-  bool relu = false;             // else GELU
+  Kind kind = Kind::Relu;
+  size_t result = 0;    // the group's result cuBLASLt's epilogue stores (its D)
+  size_t auxResult = 0; // GeluAux: the group's result that is the product before the GELU
+  size_t auxInput = 0;  // GeluBackward: the group's input that is the pre-activation
 };
 std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node);
 

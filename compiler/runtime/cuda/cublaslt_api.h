@@ -40,11 +40,15 @@ inline constexpr int32_t CUDA_R_32F = 0;
 inline constexpr int32_t CUDA_R_16F = 2;
 inline constexpr int32_t CUDA_R_16BF = 14;
 // cublasLt.h: cublasLtMatmulDescAttributes_t
-inline constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3;          // int32_t
-inline constexpr int CUBLASLT_MATMUL_DESC_TRANSB = 4;          // int32_t
-inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;        // uint32_t
-inline constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;    // const void*
-inline constexpr int CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26; // int32_t
+inline constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3;                     // int32_t
+inline constexpr int CUBLASLT_MATMUL_DESC_TRANSB = 4;                     // int32_t
+inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;                   // uint32_t
+inline constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;               // const void*
+inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11;      // void* (const: DGELU)
+inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12;           // int64_t
+inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE = 13; // int64_t
+inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE = 22;    // int32_t
+inline constexpr int CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26;            // int32_t
 // cublasLtMatrixLayoutAttribute_t
 inline constexpr int CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5;          // int32_t
 inline constexpr int CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6; // int64_t
@@ -54,7 +58,10 @@ inline constexpr uint32_t CUBLASLT_EPILOGUE_RELU = 2;
 inline constexpr uint32_t CUBLASLT_EPILOGUE_BIAS = 4;
 inline constexpr uint32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
 inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU = 32;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU_AUX = 160; // GELU | 128
 inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU_AUX_BIAS = 164; // GELU_AUX | BIAS
+inline constexpr uint32_t CUBLASLT_EPILOGUE_DGELU = 192;         // 64 | 128
 // cublasLtMatmulPreferenceAttributes_t
 inline constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1;   // uint64_t
 inline constexpr int CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5; // uint32_t, then B, C, D

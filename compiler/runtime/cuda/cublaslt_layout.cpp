@@ -57,9 +57,12 @@ std::string cublasLtLayout(const MatmulProblem& p, CublasLtLayout* layout) {
   if (p.batch > INT_MAX) return "the batch has more than 2^31 - 1 matrices";
   const std::pair<const char*, const int64_t*> operands[] = {
       {"A", p.aStrides}, {"B", p.bStrides}, {"C", p.cStrides}};
+  bool aux = hasAux(p.epilogue);
   for (auto [name, strides] : operands)
     if (std::any_of(strides, strides + 3, [](int64_t s) { return s < 0; }))
       return std::string(name) + " has a negative stride " + stridesText(strides);
+  if (aux && std::any_of(p.auxStrides, p.auxStrides + 3, [](int64_t s) { return s < 0; }))
+    return "the auxiliary matrix has a negative stride " + stridesText(p.auxStrides);
 
   auto a = inMemory(p.m, p.k, p.aStrides[1], p.aStrides[2]);
   auto b = inMemory(p.k, p.n, p.bStrides[1], p.bStrides[2]);
@@ -92,6 +95,16 @@ std::string cublasLtLayout(const MatmulProblem& p, CublasLtLayout* layout) {
     result.b = operand(*b, false, bBatch);
   }
   result.c = operand(*c, c->holdsTranspose, batched ? p.cStrides[0] : 0);
+  if (aux) {
+    // cuBLASLt describes it by a leading dimension alone, as it describes D: the same
+    // orientation as C.
+    auto x = inMemory(p.m, p.n, p.auxStrides[1], p.auxStrides[2]);
+    if (!x) return noUnitStride("the auxiliary matrix", p.m, p.n, p.auxStrides);
+    if (x->holdsTranspose != c->holdsTranspose)
+      return "the auxiliary matrix (strides " + stridesText(p.auxStrides) +
+             ") does not lie as C does (strides " + stridesText(p.cStrides) + ")";
+    result.aux = operand(*x, x->holdsTranspose, batched ? p.auxStrides[0] : 0);
+  }
   if (layout) *layout = result;
   return "";
 }

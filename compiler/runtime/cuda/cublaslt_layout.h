@@ -24,6 +24,7 @@ struct CublasLtLayout {
   bool transposedProduct = false; // computes C^T = B^T A^T
   uint64_t m = 0, n = 0, k = 0;   // cuBLASLt's: D is m x n, op(A) is m x k
   CublasLtMatrix a, b, c;         // cuBLASLt's operands (a is torch's B in a transposed product)
+  CublasLtMatrix aux;             // the epilogue's auxiliary matrix, laid out as c (hasAux)
 };
 
 // Fills *layout and returns "", or returns why the strides cannot be expressed.

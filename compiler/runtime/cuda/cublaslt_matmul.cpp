@@ -43,6 +43,12 @@ uint32_t epilogueValue(MatmulEpilogue epilogue) {
     return CUBLASLT_EPILOGUE_GELU;
   case MatmulEpilogue::BiasGelu:
     return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case MatmulEpilogue::GeluAux:
+    return CUBLASLT_EPILOGUE_GELU_AUX;
+  case MatmulEpilogue::BiasGeluAux:
+    return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case MatmulEpilogue::DGelu:
+    return CUBLASLT_EPILOGUE_DGELU;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
@@ -118,7 +124,7 @@ std::string algorithmName(const CublasLtApi& api, const cublasLtMatmulAlgo_t& al
 
 std::unique_ptr<Plan> makePlan(const CublasLtApi& api, cublasLtHandle_t handle,
                                const MatmulProblem& p, const CublasLtLayout& layout,
-                               const uint32_t alignments[4], size_t workspaceBytes) {
+                               const uint32_t alignments[4], size_t workspaceBytes, void* aux) {
   auto plan = std::make_unique<Plan>();
   plan->api = &api;
   // Exact fp32 compute and scale for every dtype: no TF32, fp32 accumulation for bf16 and f16.
@@ -132,6 +138,16 @@ std::unique_ptr<Plan> makePlan(const CublasLtApi& api, cublasLtHandle_t handle,
   if (hasBias(p.epilogue))
     setDesc(api, plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, dataType(p.biasDType));
   int32_t type = dataType(p.dtype);
+  if (hasAux(p.epilogue)) {
+    setDesc(api, plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, type);
+    setDesc(api, plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, layout.aux.ld);
+    if (p.batch > 1)
+      setDesc(api, plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+              layout.aux.batchStride);
+    // The heuristic reads the pointer's alignment (it dereferences nothing); each call sets the
+    // pointer it runs with, whose alignment is part of the plan's key.
+    setDesc(api, plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
+  }
   plan->a = matrixLayout(api, type, layout.a, p.batch);
   plan->b = matrixLayout(api, type, layout.b, p.batch);
   plan->c = matrixLayout(api, type, layout.c, p.batch);
@@ -184,7 +200,12 @@ CublasLtState& state() {
 
 bool hasBias(MatmulEpilogue epilogue) {
   return epilogue == MatmulEpilogue::Bias || epilogue == MatmulEpilogue::BiasRelu ||
-         epilogue == MatmulEpilogue::BiasGelu;
+         epilogue == MatmulEpilogue::BiasGelu || epilogue == MatmulEpilogue::BiasGeluAux;
+}
+
+bool hasAux(MatmulEpilogue epilogue) {
+  return epilogue == MatmulEpilogue::GeluAux || epilogue == MatmulEpilogue::BiasGeluAux ||
+         epilogue == MatmulEpilogue::DGelu;
 }
 
 bool cublasLtAvailable(std::string* why) {
@@ -205,12 +226,16 @@ std::string cublasLtCannotRun(const MatmulProblem& p) {
              "row " +
              std::to_string(p.cStrides[1]) + ", column " + std::to_string(p.cStrides[2]) + ")";
   }
+  if (hasAux(p.epilogue) && (layout.aux.ld % 8 != 0 || layout.aux.batchStride % 8 != 0))
+    return "cuBLASLt's auxiliary matrix needs a leading dimension and a batch stride that are "
+           "multiples of 8 elements, not " +
+           std::to_string(layout.aux.ld) + " and " + std::to_string(layout.aux.batchStride);
   return "";
 }
 
 std::string runCublasLtMatmul(const MatmulProblem& p, const void* a, const void* b, void* c,
                               const void* bias, void* stream, void* workspace,
-                              size_t workspaceBytes, int device) {
+                              size_t workspaceBytes, int device, void* aux) {
   if (std::string why = cublasLtCannotRun(p); !why.empty())
     throw CudaError("cuBLASLt cannot run the " + describe(p) + ": " + why);
   std::string why;
@@ -227,6 +252,9 @@ std::string runCublasLtMatmul(const MatmulProblem& p, const void* a, const void*
                                   alignment(second, layout.b.batchStride * element),
                                   alignment(c, layout.c.batchStride * element),
                                   alignment(c, layout.c.batchStride * element)};
+  bool withAux = hasAux(p.epilogue);
+  if (withAux && !aux) throw CudaError("the " + describe(p) + " has no auxiliary matrix");
+  uint32_t auxAlignment = withAux ? alignment(aux, layout.aux.batchStride * element) : 0;
 
   CublasLtState& cache = state();
   std::lock_guard lock(cache.mutex);
@@ -244,14 +272,20 @@ std::string runCublasLtMatmul(const MatmulProblem& p, const void* a, const void*
   for (const int64_t* strides : {p.aStrides, p.bStrides, p.cStrides})
     key.insert(key.end(), strides, strides + 3);
   key.insert(key.end(), alignments, alignments + 4);
+  if (withAux) {
+    key.insert(key.end(), p.auxStrides, p.auxStrides + 3);
+    key.push_back(auxAlignment);
+  }
   auto found = cache.plans.find(key);
   if (found == cache.plans.end()) {
     if (cache.plans.size() >= kMaxPlans) cache.plans.clear();
-    found = cache.plans.emplace(key, makePlan(*api, handle, p, layout, alignments, workspaceBytes))
-                .first;
+    found =
+        cache.plans.emplace(key, makePlan(*api, handle, p, layout, alignments, workspaceBytes, aux))
+            .first;
   }
   const Plan& plan = *found->second;
   if (hasBias(p.epilogue)) setDesc(*api, plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  if (withAux) setDesc(*api, plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
   const float alpha = 1, beta = 0;
   if (cublasStatus_t status =
           api->cublasLtMatmul(handle, plan.desc, &alpha, first, plan.a, second, plan.b, &beta, c,

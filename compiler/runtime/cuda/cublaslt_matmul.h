@@ -12,10 +12,25 @@
 namespace loupe {
 
 // The activation is cuBLASLt's GELU, the tanh approximation (torch's gelu(approximate="tanh")).
-enum class MatmulEpilogue { None, Bias, Relu, BiasRelu, Gelu, BiasGelu };
+// GeluAux and BiasGeluAux also store the GELU's input (the product, plus the bias) into the
+// auxiliary matrix; DGelu multiplies the product by GELU's derivative at the auxiliary matrix
+// (GELU's backward, the pre-activation saved by the forward).
+enum class MatmulEpilogue {
+  None,
+  Bias,
+  Relu,
+  BiasRelu,
+  Gelu,
+  BiasGelu,
+  GeluAux,
+  BiasGeluAux,
+  DGelu
+};
 
 // Whether the epilogue adds a bias.
 bool hasBias(MatmulEpilogue epilogue);
+// Whether the epilogue writes (GeluAux, BiasGeluAux) or reads (DGelu) the auxiliary matrix.
+bool hasAux(MatmulEpilogue epilogue);
 
 // C[b] = A[b] (m x k) @ B[b] (k x n) (+ bias[n], broadcast over rows and batches) (activation),
 // row-major as torch sees it.
@@ -28,6 +43,9 @@ struct MatmulProblem {
   int64_t aStrides[3] = {0, 0, 1}, bStrides[3] = {0, 0, 1}, cStrides[3] = {0, 0, 1};
   MatmulEpilogue epilogue = MatmulEpilogue::None;
   DType biasDType = DType::F32; // must be dtype (cuBLASLt adds a bias of the output's type)
+  // The auxiliary matrix (hasAux): m x n of `dtype`, laid out as C is (unit column stride when C
+  // has it), its leading dimension and batch stride multiples of 8 elements (cuBLASLt's rule).
+  int64_t auxStrides[3] = {0, 0, 1};
 };
 
 // The workspace runCublasLtMatmul is best given: cuBLASLt's heuristic picks among the algorithms
@@ -43,11 +61,12 @@ std::string cublasLtCannotRun(const MatmulProblem& problem);
 
 // Runs the problem on `stream` (device `device`'s primary context is made current). Plans
 // (descriptors and the heuristic's algorithm) are cached per problem, pointer alignment and
-// workspace size. `bias` is read when the epilogue has one. Returns the algorithm chosen, for the
-// trace: "cublasLt algo 23, tile id 20, splitK 1, stages id 9". Throws a CudaError when the
-// problem cannot run (cublasLtCannotRun) or cuBLASLt fails.
+// workspace size. `bias` is read when the epilogue has one; `aux`, the auxiliary matrix, is
+// written or read when it has one (hasAux). Returns the algorithm chosen, for the trace:
+// "cublasLt algo 23, tile id 20, splitK 1, stages id 9". Throws a CudaError when the problem
+// cannot run (cublasLtCannotRun) or cuBLASLt fails.
 std::string runCublasLtMatmul(const MatmulProblem& problem, const void* a, const void* b, void* c,
                               const void* bias, void* stream, void* workspace,
-                              size_t workspaceBytes, int device);
+                              size_t workspaceBytes, int device, void* aux = nullptr);
 
 } // namespace loupe

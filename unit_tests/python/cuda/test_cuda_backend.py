@@ -292,6 +292,62 @@ def test_a_relu_epilogue_trains(trace_path):
     assert any("cublaslt:matmul+bias+relu" in op for op in ops), ops
 
 
+class TanhGeluMlp(torch.nn.Module):
+    def __init__(self, d=64, hidden=256):
+        super().__init__()
+        self.up = torch.nn.Linear(d, hidden)
+        self.down = torch.nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x), approximate="tanh"))
+
+
+def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path):
+    """Training saves the GELU's input (the first Linear's output) for GELU's backward: the
+    forward's Linear and GELU are still one cuBLASLt call, which writes that input from its
+    epilogue beside the GELU, and the backward's gelu_backward runs in the epilogue of the
+    product that makes its gradient, reading the saved input back. Two steps in bf16 (the second
+    may replay a CUDA graph), every gradient within 4x eager's error against float64."""
+    torch.manual_seed(0)
+    model = TanhGeluMlp().cuda().to(torch.bfloat16)
+    eager_model = TanhGeluMlp().cuda().to(torch.bfloat16)
+    eager_model.load_state_dict(model.state_dict())
+    reference_model = TanhGeluMlp().cuda().double()
+    reference_model.load_state_dict(model.state_dict())
+    compiled = compile_strict(model, trace_path)
+    for step in range(2):
+        for m in (model, eager_model, reference_model):
+            m.zero_grad()
+        x = torch.randn(32, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        xe = x.detach().clone().requires_grad_()
+        x64 = x.detach().double().requires_grad_()
+        out = compiled(x)
+        grad = torch.randn_like(out)
+        out.backward(grad)
+        eager_out = eager_model(xe)
+        eager_out.backward(grad)
+        ref_out = reference_model(x64)
+        ref_out.backward(grad.double())
+        assert_close_to_reference(out.detach(), eager_out.detach(), ref_out.detach(), "output")
+        grads = zip(
+            [x.grad] + [p.grad for p in model.parameters()],
+            [xe.grad] + [p.grad for p in eager_model.parameters()],
+            [x64.grad] + [p.grad for p in reference_model.parameters()],
+        )
+        for i, (got, e, r) in enumerate(grads):
+            assert_close_to_reference(got, e, r, f"step {step}, gradient {i}")
+    ops = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
+    assert any("cublaslt:matmul+bias+gelu+aux" in op for op in ops), ops
+    assert any("cublaslt:matmul+dgelu" in op for op in ops), ops
+    # No GELU left as a kernel of its own in the forward: the epilogue computed it.
+    forward = query(
+        trace_path,
+        "SELECT k.op_summary FROM kernels k JOIN compiles c ON k.compile_id = c.id "
+        "WHERE c.graph_kind = 'forward'",
+    )
+    assert not any("gelu" in op and "cublaslt" not in op for (op,) in forward), forward
+
+
 def test_reductions_over_outer_and_inner_dims(trace_path):
     def f(x):
         return x.sum(0), x.amax(-1), x.mean((0, 2), keepdim=True)

@@ -139,5 +139,55 @@ TEST(CudaCublasLtLayout, CannotRunNamesDtypeAndBiasProblems) {
   EXPECT_EQ(cublasLtCannotRun(p), "");
 }
 
+TEST(CudaCublasLtLayout, AuxiliaryMatrixLiesAsCWithRowsOfEight) {
+  // GELU's saved input (GeluAux writes it, DGelu reads it): described to cuBLASLt by a leading
+  // dimension alone, as D is, so it must lie as C does, its rows a multiple of 8 elements apart.
+  MatmulProblem p = rowMajor(1, 3, 16, 7);
+  p.dtype = p.biasDType = DType::BF16;
+  p.epilogue = MatmulEpilogue::BiasGeluAux;
+  int64_t dense[3] = {0, 16, 1};
+  std::copy(dense, dense + 3, p.auxStrides);
+  CublasLtLayout layout;
+  ASSERT_EQ(cublasLtLayout(p, &layout), "");
+  expectMatrix(layout.aux, false, 16, 3, 16, 0);
+  EXPECT_EQ(cublasLtCannotRun(p), "");
+
+  p.auxStrides[1] = 24; // rows padded to 24 elements: still a multiple of 8
+  EXPECT_EQ(cublasLtCannotRun(p), "");
+  p.auxStrides[1] = 20;
+  EXPECT_NE(cublasLtCannotRun(p).find("multiples of 8 elements, not 20 and 0"), std::string::npos)
+      << cublasLtCannotRun(p);
+
+  p.auxStrides[1] = 1; // column-major, against C's rows
+  p.auxStrides[2] = 8;
+  EXPECT_NE(cublasLtLayout(p, nullptr).find("does not lie as C does"), std::string::npos)
+      << cublasLtLayout(p, nullptr);
+  p.auxStrides[1] = 32;
+  p.auxStrides[2] = 2;
+  EXPECT_NE(cublasLtLayout(p, nullptr).find("the auxiliary matrix (3 x 16"), std::string::npos)
+      << cublasLtLayout(p, nullptr);
+
+  // The backward's epilogue reads it with the same rule; rows of 12 elements do not do.
+  p = rowMajor(1, 3, 12, 7);
+  p.dtype = p.biasDType = DType::BF16;
+  p.epilogue = MatmulEpilogue::DGelu;
+  int64_t twelve[3] = {0, 12, 1};
+  std::copy(twelve, twelve + 3, p.auxStrides);
+  EXPECT_NE(cublasLtCannotRun(p).find("not 12 and 0"), std::string::npos) << cublasLtCannotRun(p);
+  // A batch stride that is not a multiple of 8 is refused too.
+  p = rowMajor(2, 3, 16, 7);
+  p.dtype = p.biasDType = DType::BF16;
+  p.epilogue = MatmulEpilogue::GeluAux;
+  int64_t batched[3] = {52, 16, 1};
+  std::copy(batched, batched + 3, p.auxStrides);
+  EXPECT_NE(cublasLtCannotRun(p).find("not 16 and 52"), std::string::npos) << cublasLtCannotRun(p);
+  p.auxStrides[0] = 48;
+  EXPECT_EQ(cublasLtCannotRun(p), "");
+  // Without an auxiliary epilogue its strides are never looked at.
+  p.epilogue = MatmulEpilogue::Gelu;
+  p.auxStrides[1] = -1;
+  EXPECT_EQ(cublasLtCannotRun(p), "");
+}
+
 } // namespace
 } // namespace loupe

@@ -64,14 +64,26 @@ double geluTanh(double x) {
   return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
-double activate(MatmulEpilogue epilogue, double x) {
+// d/dx of geluTanh: what the DGELU epilogue multiplies the product by.
+double geluTanhDerivative(double x) {
+  double inner = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+  double t = std::tanh(inner);
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * std::sqrt(2 / M_PI) * (1 + 3 * 0.044715 * x * x);
+}
+
+// The epilogue's value of the product `x`, the auxiliary matrix holding `aux` (DGelu's input).
+double activate(MatmulEpilogue epilogue, double x, double aux = 0) {
   switch (epilogue) {
   case MatmulEpilogue::Relu:
   case MatmulEpilogue::BiasRelu:
     return x > 0 ? x : 0;
   case MatmulEpilogue::Gelu:
   case MatmulEpilogue::BiasGelu:
+  case MatmulEpilogue::GeluAux:
+  case MatmulEpilogue::BiasGeluAux:
     return geluTanh(x);
+  case MatmulEpilogue::DGelu:
+    return x * geluTanhDerivative(aux);
   default:
     return x;
   }
@@ -80,6 +92,7 @@ double activate(MatmulEpilogue epilogue, double x) {
 struct MatmulRun {
   std::string algorithm;
   HostBuffer a, b, c, bias;
+  HostBuffer aux; // hasAux: GELU's input, written by GeluAux, read by DGelu
 };
 
 // Fills A, B and the bias with values in [-range, range], runs the problem on the GPU (with A
@@ -87,24 +100,35 @@ struct MatmulRun {
 MatmulRun runOnDevice(const MatmulProblem& p, unsigned seed, size_t aOffset = 0, float range = 1) {
   std::mt19937 random(seed);
   std::uniform_real_distribution<float> uniform(-range, range);
-  MatmulRun run{"", HostBuffer(p.dtype, aOffset + span(p.batch, p.m, p.k, p.aStrides)),
-                HostBuffer(p.dtype, span(p.batch, p.k, p.n, p.bStrides)),
-                HostBuffer(p.dtype, span(p.batch, p.m, p.n, p.cStrides)),
-                HostBuffer(p.biasDType, size_t(p.n))};
-  for (HostBuffer* input : {&run.a, &run.b, &run.bias})
+  MatmulRun run{
+      "",
+      HostBuffer(p.dtype, aOffset + span(p.batch, p.m, p.k, p.aStrides)),
+      HostBuffer(p.dtype, span(p.batch, p.k, p.n, p.bStrides)),
+      HostBuffer(p.dtype, span(p.batch, p.m, p.n, p.cStrides)),
+      HostBuffer(p.biasDType, size_t(p.n)),
+      HostBuffer(p.dtype, hasAux(p.epilogue) ? span(p.batch, p.m, p.n, p.auxStrides) : 1)};
+  for (HostBuffer* input : {&run.a, &run.b, &run.bias, &run.aux})
     for (size_t i = 0; i < input->values.size(); ++i)
       input->set(i, uniform(random));
 
   CudaDeviceMemory a(run.a.bytes.size(), 0), b(run.b.bytes.size(), 0), c(run.c.bytes.size(), 0),
-      bias(run.bias.bytes.size(), 0), workspace(kCublasLtWorkspaceBytes, 0);
+      bias(run.bias.bytes.size(), 0), aux(run.aux.bytes.size(), 0),
+      workspace(kCublasLtWorkspaceBytes, 0);
   cudaCopyAsync(a.data(), run.a.bytes.data(), a.bytes(), nullptr);
   cudaCopyAsync(b.data(), run.b.bytes.data(), b.bytes(), nullptr);
   cudaCopyAsync(bias.data(), run.bias.bytes.data(), bias.bytes(), nullptr);
   cudaMemsetAsync(c.data(), 0xff, c.bytes(), nullptr); // NaN: an element not written shows
+  bool auxIn = p.epilogue == MatmulEpilogue::DGelu;
+  if (auxIn)
+    cudaCopyAsync(aux.data(), run.aux.bytes.data(), aux.bytes(), nullptr);
+  else
+    cudaMemsetAsync(aux.data(), 0xff, aux.bytes(), nullptr);
   const void* aStart = static_cast<const char*>(a.data()) + aOffset * dtypeSize(p.dtype);
-  run.algorithm = runCublasLtMatmul(p, aStart, b.data(), c.data(), bias.data(), nullptr,
-                                    workspace.data(), workspace.bytes(), 0);
+  run.algorithm =
+      runCublasLtMatmul(p, aStart, b.data(), c.data(), bias.data(), nullptr, workspace.data(),
+                        workspace.bytes(), 0, hasAux(p.epilogue) ? aux.data() : nullptr);
   cudaCopyAsync(run.c.bytes.data(), c.data(), c.bytes(), nullptr);
+  if (!auxIn) cudaCopyAsync(run.aux.bytes.data(), aux.data(), aux.bytes(), nullptr);
   cudaCheckAsyncErrors(nullptr, "the cuBLASLt matmul");
   return run;
 }
@@ -128,11 +152,19 @@ void expectMatchesReference(const MatmulProblem& p, const MatmulRun& run, double
           sum += term;
           magnitude += std::abs(term);
         }
-        double expected = activate(p.epilogue, sum);
+        size_t auxAt = at(p.auxStrides, batch, i, j);
+        bool auxIn = p.epilogue == MatmulEpilogue::DGelu;
+        double expected = activate(p.epilogue, sum, auxIn ? run.aux.values[auxAt] : 0);
         double got = run.c.get(at(p.cStrides, batch, i, j));
         if (!(std::abs(got - expected) <= tolerance * std::max(magnitude, 1.0)) && ++failures < 5)
           ADD_FAILURE() << "C[" << batch << ", " << i << ", " << j << "] = " << got << ", expected "
                         << expected << " (" << run.algorithm << ")";
+        // GeluAux stores the GELU's input, the product (plus the bias), beside C.
+        if (!hasAux(p.epilogue) || auxIn) continue;
+        double stored = run.aux.get(auxAt);
+        if (!(std::abs(stored - sum) <= tolerance * std::max(magnitude, 1.0)) && ++failures < 5)
+          ADD_FAILURE() << "aux[" << batch << ", " << i << ", " << j << "] = " << stored
+                        << ", expected " << sum << " (" << run.algorithm << ")";
       }
   EXPECT_EQ(failures, 0);
 }
@@ -256,6 +288,43 @@ TEST(CudaCublasLt, GeluIsTheTanhApproximation) {
     fromErf = std::max(fromErf, std::abs(run.c.get(i) - 0.5 * x * (1 + std::erf(x / M_SQRT2))));
   }
   EXPECT_GT(fromErf, 1e-4) << "the inputs do not tell the two GELUs apart";
+}
+
+void denseAux(MatmulProblem& p) {
+  int64_t strides[3] = {p.m * p.n, p.n, 1};
+  std::copy(strides, strides + 3, p.auxStrides);
+}
+
+TEST(CudaCublasLt, Bf16BiasGeluAlsoStoresItsInput) {
+  // A training forward: the GELU's input, the biased product, is saved for GELU's backward.
+  LOUPE_REQUIRE_CUBLASLT();
+  MatmulProblem p = problem(DType::BF16, 1, 48, 72, 96);
+  transposeB(p);
+  p.epilogue = MatmulEpilogue::BiasGeluAux;
+  denseAux(p);
+  expectMatchesReference(p, runOnDevice(p, 9), 2e-2);
+  p.epilogue = MatmulEpilogue::GeluAux;
+  expectMatchesReference(p, runOnDevice(p, 10), 2e-2);
+}
+
+TEST(CudaCublasLt, F16GeluAuxIntoPaddedRows) {
+  LOUPE_REQUIRE_CUBLASLT();
+  MatmulProblem p = problem(DType::F16, 1, 40, 64, 32);
+  p.epilogue = MatmulEpilogue::GeluAux;
+  int64_t padded[3] = {0, 72, 1}; // rows 72 elements apart, a multiple of 8
+  std::copy(padded, padded + 3, p.auxStrides);
+  expectMatchesReference(p, runOnDevice(p, 11), 1e-2);
+}
+
+TEST(CudaCublasLt, Bf16DgeluScalesTheProductByGelusDerivative) {
+  // GELU's backward: grad_input = (grad @ W) * gelu'(saved input), the saved input read as the
+  // auxiliary matrix, over [-3, 3] where the derivative runs from about -0.1 to 1.1.
+  LOUPE_REQUIRE_CUBLASLT();
+  MatmulProblem p = problem(DType::BF16, 1, 64, 80, 48);
+  transposeB(p);
+  p.epilogue = MatmulEpilogue::DGelu;
+  denseAux(p);
+  expectMatchesReference(p, runOnDevice(p, 12, 0, 3), 3e-2);
 }
 
 TEST(CudaCublasLt, PlansAreReused) {
