@@ -351,8 +351,8 @@ graph @forward(%x: bf16[4,16]<cuda:0>, %w: bf16[16,32]<cuda:0>, %b: bf16[32]<cud
       return node.op() == "loupe.fused" || StandInDevice::hasLibraryKernel(node, whyNot);
     }
     void runLibraryKernel(const Node& node, const AttrMap& boundAttrs,
-                          const std::vector<const Tensor*>& inputs,
-                          std::vector<Tensor>& outputs, const Tensor& scratch) override {
+                          const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                          const Tensor& scratch) override {
       if (node.op() != "loupe.fused") {
         StandInDevice::runLibraryKernel(node, boundAttrs, inputs, outputs, scratch);
         return;
