@@ -18,6 +18,12 @@
 // product as its gradient is cuBLASLt's DGELU epilogue, which multiplies the product by GELU's
 // derivative at the saved pre-activation, read as the auxiliary matrix (the same rule of 8).
 //
+// A Linear on a 3-d input multiplies the flattened rows and views the product back before the
+// activation (product -> aten.view -> activation). The activation, elementwise, commutes with
+// that dense reshape: where moving it before the view lets one of the epilogues above form, it
+// moves (a decision of its own), and the view follows it. The backward's gelu_backward behind a
+// view is not moved: the DGELU epilogue applies to 2-d products only.
+//
 // It runs before pointwise fusion, which would otherwise take the activation into a pointwise
 // group: a group the activation leaves still reads the product's (activated) result once, so
 // taking it is never worse. On the CPU the pass does nothing: the generated pointwise kernel
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "compiler/codegen/cuda/cuda_library_kernels.h"
+#include "compiler/ops/graph_builder.h"
 #include "compiler/pass/fusion_group.h"
 #include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
@@ -74,6 +81,64 @@ std::optional<Candidate> epilogueCandidate(Node& product) {
   return Candidate{&product, gelus.front(), Epilogue::GeluAux};
 }
 
+// A Linear on a 3-d input ([B, T, C]) multiplies the flattened rows ([B*T, C]) and views the
+// product back before its activation: product -> aten.view -> activation. An elementwise
+// activation commutes with a reshape of a dense tensor, so it can move before the view (relu of
+// the view is the view of relu), where the product and the activation meet as the epilogue
+// needs. The view that the product reads through, when moving it lets an epilogue candidate form:
+// a relu or GELU that would be the product's one reader, or a GELU whose input is also read
+// elsewhere (through the view or not; the auxiliary output then stores it).
+struct ViewedActivation {
+  Node* view = nullptr;
+  Node* activation = nullptr;
+};
+
+bool isDenseReshape(const Node& node) {
+  if (node.op() != "aten.view" && node.op() != "aten._unsafe_view") return false;
+  const Value* input = node.operand(0);
+  return input && input->type().isTensor() && input->tensorType().isContiguous() &&
+         node.result()->tensorType().isContiguous();
+}
+
+std::optional<ViewedActivation> viewedActivation(const Node& product) {
+  if (product.op() != "aten.mm" && product.op() != "aten.addmm") return std::nullopt;
+  if (!runsAsCudaLibraryKernel(product, nullptr)) return std::nullopt;
+  const Value* result = product.result();
+  for (Node* view : result->users()) {
+    if (!isDenseReshape(*view)) continue;
+    const Value* viewed = view->result();
+    std::vector<Node*> activations;
+    for (Node* user : viewed->users())
+      if (user->operand(0) == viewed && isCudaEpilogueActivation(*user) &&
+          std::find(activations.begin(), activations.end(), user) == activations.end())
+        activations.push_back(user);
+    if (activations.size() != 1) continue;
+    Node* activation = activations.front();
+    bool alone = !result->isGraphOutput() && result->users().size() == 1 &&
+                 !viewed->isGraphOutput() && viewed->users().size() == 1;
+    bool auxOk =
+        activation->op() == "aten.gelu" && cudaEpilogueAuxRefusal(result->tensorType()).empty();
+    if (alone || auxOk) return ViewedActivation{view, activation};
+  }
+  return std::nullopt;
+}
+
+// activation(view(product)) becomes view(activation(product)): the activation's readers read the
+// new view, which keeps the activation's name; the old view goes where nothing else reads it.
+void moveActivationBeforeView(Graph& graph, Node& product, const ViewedActivation& chain) {
+  Node* activation = chain.activation;
+  GraphBuilder builder(graph, activation, activation->loc());
+  Value* rows = builder.op(activation->op(), {product.result()}, activation->attrs());
+  Value* viewed = builder.op(chain.view->op(), {rows}, chain.view->attrs());
+  std::string name = activation->result()->name();
+  rows->setName(name + "_rows");
+  graph.replaceAllUsesWith(activation->result(), viewed);
+  graph.eraseNode(activation);
+  viewed->setName(name);
+  if (!chain.view->result()->isGraphOutput() && chain.view->result()->users().empty())
+    graph.eraseNode(chain.view);
+}
+
 // Who else reads the product, for the decision.
 std::string otherReaders(const Candidate& c) {
   const Value* result = c.product->result();
@@ -92,6 +157,21 @@ public:
   void run(Graph& graph, PassContext& ctx) override {
     std::optional<Device> device = validTargetDevice(graph, ctx.options().target);
     if (!device || device->isCpu()) return;
+    // Activations behind a view of the product move before it first, each a decision of its own.
+    std::vector<std::pair<Node*, ViewedActivation>> viewed;
+    for (Node* product : graph.nodes())
+      if (std::optional<ViewedActivation> chain = viewedActivation(*product))
+        viewed.emplace_back(product, *chain);
+    for (auto& [product, chain] : viewed) {
+      auto describe = [&] {
+        return "epilogue-fusion: apply " + chain.activation->describe() + " before the view " +
+               chain.view->describe() + " of " + product->describe() + " on " + device->str() +
+               " (an elementwise op commutes with a dense reshape), so that it can join the "
+               "product's epilogue";
+      };
+      if (ctx.decide("fusion", describe, {chain.activation->result()->name()}))
+        moveActivationBeforeView(graph, *product, chain);
+    }
     // Found first, fused after: fusing moves the members into the group's body.
     std::vector<Candidate> candidates;
     for (Node* product : graph.nodes())

@@ -225,6 +225,38 @@ def test_a_linear_activation_runs_in_the_cublaslt_epilogue(
     assert implementation in ran[0][1], kernels
 
 
+@pytest.mark.parametrize(
+    "dtype, activation, implementation",
+    [
+        (torch.float32, torch.relu, "cublaslt:matmul+bias+relu"),
+        (torch.bfloat16, lambda y: F.gelu(y, approximate="tanh"), "cublaslt:matmul+bias+gelu"),
+    ],
+)
+def test_a_linear_on_3d_rows_keeps_its_activation_in_the_epilogue(
+    trace_path, dtype, activation, implementation
+):
+    """A Linear on [B, T, C] multiplies the flattened rows and views the product back to 3-d
+    before the activation: the activation moves before that view, into cuBLASLt's epilogue."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(96, 200).cuda().to(dtype)
+
+    def f(x, weight, bias):
+        return activation(F.linear(x, weight, bias))
+
+    compiled = compile_strict(lambda x: f(x, linear.weight, linear.bias), trace_path)
+    x = torch.randn(3, 37, 96, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        eager = f(x, linear.weight, linear.bias)
+        reference = f(x.double(), linear.weight.double(), linear.bias.double())
+        got = compiled(x)
+        assert got.shape == eager.shape
+        assert_close_to_reference(got, eager, reference)
+    kernels = query(trace_path, "SELECT kind, op_summary FROM kernels")
+    ran = [(kind, op) for kind, op in kernels if kind != "view"]
+    assert [kind for kind, _ in ran] == ["library"], kernels  # no kernel for the activation
+    assert implementation in ran[0][1], kernels
+
+
 @pytest.mark.parametrize("batched", [False, True])
 def test_a_large_product_with_unaligned_rows_is_right(trace_path, batched):
     """An odd N (a vocabulary of 5003): output rows that do not start at 16-byte boundaries,
@@ -302,12 +334,15 @@ class TanhGeluMlp(torch.nn.Module):
         return self.down(F.gelu(self.up(x), approximate="tanh"))
 
 
-def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path):
+@pytest.mark.parametrize("shape", [(32, 64), (4, 8, 64)])
+def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path, shape):
     """Training saves the GELU's input (the first Linear's output) for GELU's backward: the
     forward's Linear and GELU are still one cuBLASLt call, which writes that input from its
     epilogue beside the GELU, and the backward's gelu_backward runs in the epilogue of the
     product that makes its gradient, reading the saved input back. Two steps in bf16 (the second
-    may replay a CUDA graph), every gradient within 4x eager's error against float64."""
+    may replay a CUDA graph), every gradient within 4x eager's error against float64. On a 3-d
+    input the Linear views its product back to 3-d before the GELU: the GELU moves before that
+    view into the epilogue all the same (the backward's view keeps gelu_backward apart)."""
     torch.manual_seed(0)
     model = TanhGeluMlp().cuda().to(torch.bfloat16)
     eager_model = TanhGeluMlp().cuda().to(torch.bfloat16)
@@ -318,7 +353,7 @@ def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path):
     for step in range(2):
         for m in (model, eager_model, reference_model):
             m.zero_grad()
-        x = torch.randn(32, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        x = torch.randn(*shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
         xe = x.detach().clone().requires_grad_()
         x64 = x.detach().double().requires_grad_()
         out = compiled(x)
@@ -338,7 +373,8 @@ def test_a_tanh_gelu_epilogue_trains_saving_its_input(trace_path):
             assert_close_to_reference(got, e, r, f"step {step}, gradient {i}")
     ops = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
     assert any("cublaslt:matmul+bias+gelu+aux" in op for op in ops), ops
-    assert any("cublaslt:matmul+dgelu" in op for op in ops), ops
+    if len(shape) == 2:
+        assert any("cublaslt:matmul+dgelu" in op for op in ops), ops
     # No GELU left as a kernel of its own in the forward: the epilogue computed it.
     forward = query(
         trace_path,
