@@ -21,8 +21,9 @@
 // A Linear on a 3-d input multiplies the flattened rows and views the product back before the
 // activation (product -> aten.view -> activation). The activation, elementwise, commutes with
 // that dense reshape: where moving it before the view lets one of the epilogues above form, it
-// moves (a decision of its own), and the view follows it. The backward's gelu_backward behind a
-// view is not moved: the DGELU epilogue applies to 2-d products only.
+// moves (a decision of its own), and the view follows it. The backward's gelu_backward behind
+// such a view moves the same way, reading the saved pre-activation viewed as rows, so that the
+// DGELU epilogue takes it.
 //
 // It runs before pointwise fusion, which would otherwise take the activation into a pointwise
 // group: a group the activation leaves still reads the product's (activated) result once, so
@@ -31,6 +32,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,7 +92,7 @@ std::optional<Candidate> epilogueCandidate(Node& product) {
 // elsewhere (through the view or not; the auxiliary output then stores it).
 struct ViewedActivation {
   Node* view = nullptr;
-  Node* activation = nullptr;
+  Node* activation = nullptr; // or a tanh gelu_backward taking the view as its gradient
 };
 
 bool isDenseReshape(const Node& node) {
@@ -112,10 +114,19 @@ std::optional<ViewedActivation> viewedActivation(const Node& product) {
       if (user->operand(0) == viewed && isCudaEpilogueActivation(*user) &&
           std::find(activations.begin(), activations.end(), user) == activations.end())
         activations.push_back(user);
-    if (activations.size() != 1) continue;
-    Node* activation = activations.front();
     bool alone = !result->isGraphOutput() && result->users().size() == 1 &&
                  !viewed->isGraphOutput() && viewed->users().size() == 1;
+    // The backward: a gradient of 3-d rows through GELU, read as 2-d rows by the DGELU epilogue
+    // with the saved pre-activation viewed as the product's rows too.
+    if (activations.empty() && alone && product.op() == "aten.mm") {
+      Node* reader = viewed->users().front();
+      const Value* pre = reader->numOperands() == 2 ? reader->operand(1) : nullptr;
+      if (isCudaEpilogueGeluBackward(*reader) && reader->operand(0) == viewed && pre != viewed &&
+          pre->tensorType().isContiguous() && cudaEpilogueAuxRefusal(result->tensorType()).empty())
+        return ViewedActivation{view, reader};
+    }
+    if (activations.size() != 1) continue;
+    Node* activation = activations.front();
     bool auxOk =
         activation->op() == "aten.gelu" && cudaEpilogueAuxRefusal(result->tensorType()).empty();
     if (alone || auxOk) return ViewedActivation{view, activation};
@@ -123,15 +134,36 @@ std::optional<ViewedActivation> viewedActivation(const Node& product) {
   return std::nullopt;
 }
 
+// `base`, or base with a number after it, so that no value of the graph has the name already.
+std::string unusedName(const Graph& graph, const std::string& base) {
+  std::set<std::string> names;
+  for (const auto& input : graph.inputs())
+    names.insert(input->name());
+  for (const Node* node : graph.nodes())
+    for (const Value* result : node->results())
+      names.insert(result->name());
+  std::string name = base;
+  for (int k = 1; names.count(name); ++k)
+    name = base + std::to_string(k);
+  return name;
+}
+
 // activation(view(product)) becomes view(activation(product)): the activation's readers read the
 // new view, which keeps the activation's name; the old view goes where nothing else reads it.
 void moveActivationBeforeView(Graph& graph, Node& product, const ViewedActivation& chain) {
   Node* activation = chain.activation;
   GraphBuilder builder(graph, activation, activation->loc());
-  Value* rows = builder.op(activation->op(), {product.result()}, activation->attrs());
+  std::vector<Value*> operands{product.result()};
+  if (activation->numOperands() == 2) { // gelu_backward: its pre-activation as rows too
+    AttrMap rowsShape;
+    rowsShape.set("size", product.result()->tensorType().shape);
+    operands.push_back(builder.op("aten.view", {activation->operand(1)}, rowsShape));
+    operands.back()->setName(unusedName(graph, activation->operand(1)->name() + "_rows"));
+  }
+  Value* rows = builder.op(activation->op(), operands, activation->attrs());
   Value* viewed = builder.op(chain.view->op(), {rows}, chain.view->attrs());
   std::string name = activation->result()->name();
-  rows->setName(name + "_rows");
+  rows->setName(unusedName(graph, name + "_rows"));
   graph.replaceAllUsesWith(activation->result(), viewed);
   graph.eraseNode(activation);
   viewed->setName(name);
