@@ -56,8 +56,7 @@ struct Candidate {
 
 // The product's reader that cuBLASLt's epilogue can compute, and how.
 std::optional<Candidate> epilogueCandidate(Node& product) {
-  if (product.op() != "aten.mm" && product.op() != "aten.addmm") return std::nullopt;
-  if (!runsAsCudaLibraryKernel(product, nullptr)) return std::nullopt;
+  if (!isCudaEpilogueProduct(product)) return std::nullopt;
   const Value* result = product.result();
   const std::vector<Node*>& users = result->users();
   if (!result->isGraphOutput() && users.size() == 1) {
@@ -103,8 +102,7 @@ bool isDenseReshape(const Node& node) {
 }
 
 std::optional<ViewedActivation> viewedActivation(const Node& product) {
-  if (product.op() != "aten.mm" && product.op() != "aten.addmm") return std::nullopt;
-  if (!runsAsCudaLibraryKernel(product, nullptr)) return std::nullopt;
+  if (!isCudaEpilogueProduct(product)) return std::nullopt;
   const Value* result = product.result();
   for (Node* view : result->users()) {
     if (!isDenseReshape(*view)) continue;

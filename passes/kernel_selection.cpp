@@ -199,9 +199,7 @@ private:
   void noteAuxRefusals(const Node& node, KernelChoice& choice) const {
     auto note = [&](const Node& reader, const Value* read) {
       const Node* product = read ? read->definingNode() : nullptr;
-      if (!product || (product->op() != "aten.mm" && product->op() != "aten.addmm") ||
-          !runsAsCudaLibraryKernel(*product, nullptr))
-        return;
+      if (!product || !isCudaEpilogueProduct(*product)) return;
       bool alone = !read->isGraphOutput() && read->users().size() == 1;
       bool saved = reader.op() == "aten.gelu" && isCudaEpilogueActivation(reader) && !alone;
       bool backward = product->op() == "aten.mm" && isCudaEpilogueGeluBackward(reader) && alone;

@@ -22,12 +22,12 @@ bool isTanhGelu(const Node& node) {
   return text && *text == "tanh";
 }
 
-bool isMatrixProduct(const Node& node) {
+} // namespace
+
+bool isCudaEpilogueProduct(const Node& node) {
   return (node.op() == "aten.mm" || node.op() == "aten.addmm") &&
          runsAsCudaLibraryKernel(node, nullptr);
 }
-
-} // namespace
 
 bool cudaLibraryKernelAddsBias(const Node& node) {
   return node.op() == "aten.addmm";
@@ -149,7 +149,7 @@ std::optional<CudaMatmulEpilogue> cudaMatmulEpilogueOf(const Node& node) {
     const Node* epilogue = outputs[r]->definingNode();
     const Value* read = epilogue && epilogue->numOperands() ? epilogue->operand(0) : nullptr;
     const Node* product = read ? read->definingNode() : nullptr;
-    if (!product || !isMatrixProduct(*product)) continue;
+    if (!product || !isCudaEpilogueProduct(*product)) continue;
     CudaMatmulEpilogue found{product, CudaMatmulEpilogue::Kind::Relu, r, 0, 0};
     if (outputs.size() == 2) {
       if (outputs[1 - r] != read || epilogue->op() != "aten.gelu" ||

@@ -15,6 +15,10 @@ namespace loupe {
 // [n] or [1, n]). When not, *whyNot says why.
 bool runsAsCudaLibraryKernel(const Node& node, std::string* whyNot);
 
+// An aten.mm or aten.addmm that runsAsCudaLibraryKernel: a product cuBLASLt's epilogue can
+// extend (an activation, GELU's auxiliary matrix, a split into aligned columns).
+bool isCudaEpilogueProduct(const Node& node);
+
 // Whether the library kernel of `node` adds the bias in cuBLASLt's epilogue (aten.addmm).
 bool cudaLibraryKernelAddsBias(const Node& node);
 
