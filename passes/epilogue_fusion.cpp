@@ -32,7 +32,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +40,7 @@
 #include "compiler/pass/fusion_group.h"
 #include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
+#include "passes/rewrite_support.h"
 
 namespace loupe {
 
@@ -132,23 +132,10 @@ std::optional<ViewedActivation> viewedActivation(const Node& product) {
   return std::nullopt;
 }
 
-// `base`, or base with a number after it, so that no value of the graph has the name already.
-std::string unusedName(const Graph& graph, const std::string& base) {
-  std::set<std::string> names;
-  for (const auto& input : graph.inputs())
-    names.insert(input->name());
-  for (const Node* node : graph.nodes())
-    for (const Value* result : node->results())
-      names.insert(result->name());
-  std::string name = base;
-  for (int k = 1; names.count(name); ++k)
-    name = base + std::to_string(k);
-  return name;
-}
-
 // activation(view(product)) becomes view(activation(product)): the activation's readers read the
 // new view, which keeps the activation's name; the old view goes where nothing else reads it.
-void moveActivationBeforeView(Graph& graph, Node& product, const ViewedActivation& chain) {
+void moveActivationBeforeView(Graph& graph, Node& product, const ViewedActivation& chain,
+                              ValueNames& names) {
   Node* activation = chain.activation;
   GraphBuilder builder(graph, activation, activation->loc());
   std::vector<Value*> operands{product.result()};
@@ -156,12 +143,12 @@ void moveActivationBeforeView(Graph& graph, Node& product, const ViewedActivatio
     AttrMap rowsShape;
     rowsShape.set("size", product.result()->tensorType().shape);
     operands.push_back(builder.op("aten.view", {activation->operand(1)}, rowsShape));
-    operands.back()->setName(unusedName(graph, activation->operand(1)->name() + "_rows"));
+    operands.back()->setName(names.fresh(activation->operand(1)->name() + "_rows"));
   }
   Value* rows = builder.op(activation->op(), operands, activation->attrs());
   Value* viewed = builder.op(chain.view->op(), {rows}, chain.view->attrs());
   std::string name = activation->result()->name();
-  rows->setName(unusedName(graph, name + "_rows"));
+  rows->setName(names.fresh(name + "_rows"));
   graph.replaceAllUsesWith(activation->result(), viewed);
   graph.eraseNode(activation);
   viewed->setName(name);
@@ -192,6 +179,7 @@ public:
     for (Node* product : graph.nodes())
       if (std::optional<ViewedActivation> chain = viewedActivation(*product))
         viewed.emplace_back(product, *chain);
+    ValueNames names(graph);
     for (auto& [product, chain] : viewed) {
       auto describe = [&] {
         return "epilogue-fusion: apply " + chain.activation->describe() + " before the view " +
@@ -200,7 +188,7 @@ public:
                "product's epilogue";
       };
       if (ctx.decide("fusion", describe, {chain.activation->result()->name()}))
-        moveActivationBeforeView(graph, *product, chain);
+        moveActivationBeforeView(graph, *product, chain, names);
     }
     // Found first, fused after: fusing moves the members into the group's body.
     std::vector<Candidate> candidates;

@@ -20,7 +20,6 @@
 // and only matmuls (cuBLASLt, which reads a matrix as row- or column-major like BLAS) need
 // the rule. Each decision names the device.
 #include <memory>
-#include <set>
 #include <unordered_map>
 
 #include "compiler/ir/error.h"
@@ -28,6 +27,7 @@
 #include "compiler/ops/op_registry.h"
 #include "compiler/pass/target_device.h"
 #include "passes/pipeline.h"
+#include "passes/rewrite_support.h"
 
 namespace loupe {
 
@@ -73,13 +73,7 @@ bool acceptsStrided(const Node& node, const Value* operand) {
 class LayoutPass : public TablePass<PassId::LayoutPass> {
 public:
   void run(Graph& graph, PassContext& ctx) override {
-    std::set<std::string> names;
-    for (const auto& in : graph.inputs())
-      names.insert(in->name());
-    for (Node* node : graph.nodes())
-      for (Value* r : node->results())
-        names.insert(r->name());
-
+    ValueNames names(graph);
     // An unknown target or mixed devices: kernel selection reports it; plan as for the CPU.
     Device device = validTargetDevice(graph, ctx.options().target).value_or(Device{});
     std::unordered_map<Value*, Value*> packed; // one clone per strided value, shared by consumers
@@ -104,18 +98,13 @@ public:
   }
 
 private:
-  static Value* makeContiguous(Graph& graph, Node& before, Value* operand,
-                               std::set<std::string>& names) {
+  static Value* makeContiguous(Graph& graph, Node& before, Value* operand, ValueNames& names) {
     GraphBuilder builder(graph, &before, before.loc());
     Value* copy = builder.op("aten.clone", {operand});
     if (!copy->tensorType().isContiguous())
       throw Error("layout", "aten.clone of %" + operand->name() + " is not contiguous (" +
                                 copy->type().str() + ")");
-    std::string name = operand->name() + "_contiguous";
-    for (int k = 1; names.count(name); ++k)
-      name = operand->name() + "_contiguous" + std::to_string(k);
-    names.insert(name);
-    copy->setName(name);
+    copy->setName(names.fresh(operand->name() + "_contiguous"));
     return copy;
   }
 };

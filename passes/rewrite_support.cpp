@@ -96,4 +96,20 @@ void nameNewValues(Graph& graph) {
     }
 }
 
+ValueNames::ValueNames(const Graph& graph) {
+  for (const auto& input : graph.inputs())
+    names_.insert(input->name());
+  for (const Node* node : graph.nodes())
+    for (const Value* result : node->results())
+      names_.insert(result->name());
+}
+
+std::string ValueNames::fresh(const std::string& base) {
+  std::string name = base;
+  for (int k = 1; names_.count(name); ++k)
+    name = base + std::to_string(k);
+  names_.insert(name);
+  return name;
+}
+
 } // namespace loupe

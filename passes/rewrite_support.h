@@ -3,6 +3,7 @@
 // while keeping the printed names stable.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,18 @@ std::vector<std::string> resultNames(const Node& node); // for Decision::nodes
 // each replacement that has no name yet the name of the result it replaces, so the printed IR
 // keeps the user's names across rewrites.
 void replaceNode(Graph& graph, Node& node, const std::vector<Value*>& replacements);
+
+// The names a graph's values have, for a rewrite that names new values after old ones
+// (`%x_contiguous`, `%g_rows`): fresh(base) is `base`, or base with the smallest number after it
+// that no value has, and is taken from then on.
+class ValueNames {
+public:
+  explicit ValueNames(const Graph& graph);
+  std::string fresh(const std::string& base);
+
+private:
+  std::set<std::string> names_;
+};
 
 // Names every unnamed node result with the smallest unused number, in graph order, so the
 // plan, the trace and later decisions can refer to values a rewrite created.
