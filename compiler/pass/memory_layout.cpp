@@ -20,7 +20,6 @@
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <variant>
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/error.h"
@@ -86,8 +85,7 @@ public:
         for (Value* r : node->results())
           if (r->type().isTensor()) addBuffer(r, step, /*graphInput=*/false);
         // After the step's results: the executable matches buffers to steps in this order.
-        const Attribute* kernel = node->attrs().find("kernel");
-        const auto* name = kernel ? std::get_if<std::string>(kernel) : nullptr;
+        const std::string* name = kernelNameOf(*node);
         if (auto it = name ? scratch.find(*name) : scratch.end(); it != scratch.end())
           addScratch(*node, *it->second, step);
       }

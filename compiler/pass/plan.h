@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "compiler/ir/graph.h"
 #include "compiler/ir/sym_expr.h"
 
 namespace loupe {
@@ -36,6 +38,13 @@ struct KernelChoice {
   // memory the plan does not state. Zero for most kernels.
   SymExpr scratchBytes;
 };
+
+// The name of the kernel that kernel selection gave `node` (KernelChoice::name, set as the
+// node's `kernel` attribute), or null before kernel selection or for a node it did not plan.
+inline const std::string* kernelNameOf(const Node& node) {
+  const Attribute* kernel = node.attrs().find("kernel");
+  return kernel ? std::get_if<std::string>(kernel) : nullptr;
+}
 
 struct BufferAssignment {
   std::string value; // value name

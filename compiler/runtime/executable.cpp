@@ -184,11 +184,10 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
   for (const Node* node : graph_->nodes()) {
     Step step{node, StepKind::Reference, node->describe(), {}, registry_.find(node->op())};
     const KernelChoice* choice = nullptr;
-    if (const Attribute* name = node->attrs().find("kernel"))
-      if (const auto* text = std::get_if<std::string>(name); text && choices.count(*text)) {
-        choice = choices[*text];
-        step.kernel = *text;
-      }
+    if (const std::string* name = kernelNameOf(*node); name && choices.count(*name)) {
+      choice = choices[*name];
+      step.kernel = *name;
+    }
     bool fused = node->op() == "loupe.fused";
     StepKind byDefault = !step.info             ? StepKind::Fallback
                          : step.info->view      ? StepKind::View

@@ -3,6 +3,7 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/printer.h"
 #include "compiler/pass/pass.h"
+#include "compiler/pass/plan.h"
 #include "driver/compile_graph.h"
 
 namespace loupe {
@@ -30,8 +31,7 @@ void appendNodes(const Graph& graph, const std::string& fusedGroup, std::vector<
     }
     if (!node->loc().module_path.empty()) r.module_path = node->loc().module_path;
     if (!fusedGroup.empty()) r.fused_group = fusedGroup;
-    if (const auto* kernel = node->attrs().find("kernel"))
-      if (const auto* name = std::get_if<std::string>(kernel)) r.kernel = *name;
+    if (const std::string* kernel = kernelNameOf(*node)) r.kernel = *kernel;
     std::string groupName = r.name; // by value: `out` grows while the body is appended
     out.push_back(std::move(r));
     if (node->hasBody()) appendNodes(*node->body(), groupName, out);
