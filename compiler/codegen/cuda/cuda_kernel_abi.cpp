@@ -150,12 +150,12 @@ int64_t splitsFor(const CudaKernelLayout& layout, int64_t tiles, int64_t width, 
   return std::max<int64_t>(1, std::min({fill, reduced * width / kSplitChunkMinimum, kMaxGridY}));
 }
 
-// The vectorised row entry's row cache for one row (cuda_kernel_abi.h): each full-space input's
+// The vectorised row entry's row cache for one row (cuda_kernel_abi.h): each cached input's
 // `length` elements, rounded up to 16 bytes, as the emitter lays them out.
 size_t rowCacheBytes(const CudaKernelLayout& layout, int64_t length) {
   size_t bytes = 0;
   for (size_t p = 0; p < layout.numInputs; ++p)
-    if (layout.walksReducedDims[p])
+    if (layout.rowCached[p])
       bytes += (static_cast<size_t>(length) * storedBytes(layout.dtypes[p]) + 15) / 16 * 16;
   return bytes;
 }

@@ -73,6 +73,17 @@ struct CudaKernelLayout {
   std::vector<size_t> reducedDims; // sorted
   int vectorWidth = 1;             // elements per vector access in the vectorised entries
   int passes = 1;                  // walks over each row (group_analysis.h)
+  // Per input of a reduction: the passes whose walk over the row reads it (bit k: pass k). A
+  // pass reads an input when a reduction it folds, or in the last pass a full-space output,
+  // depends on it. 0 for the inputs of pointwise kernels.
+  std::vector<uint64_t> readInPasses;
+  // Per input: its elements differ from row to row (it is indexed by a kept dim of more than
+  // one element). An input broadcast along the kept dims (layer norm's weight) is the same few
+  // elements for every row: L1 has it after the first.
+  std::vector<bool> differsByRow;
+  // Per input: the vectorised row entry keeps its row in the row cache (CudaLaunch::sharedBytes):
+  // inputs read in more than one pass that differ by row.
+  std::vector<bool> rowCached;
   bool splitColumns = false; // the innermost dim is kept: the split entry takes tiles of outputs
   std::vector<CudaEntryRole> entries; // the roles of GeneratedCudaKernel::entries, in order
   // The parameter block's size in 8-byte words (a reduction's ends with the workspace word).
@@ -87,7 +98,7 @@ struct CudaLaunch {
   size_t entry = 0; // index into GeneratedCudaKernel::entries: the variant chosen for these tensors
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   // Dynamic shared memory: the vectorised row entry's row cache (a multi-pass row group whose
-  // rows fit in kRowCacheMaxBytes: each full-space input's row, 16-byte aligned, per row of the
+  // rows fit in kRowCacheMaxBytes: each cached input's row, 16-byte aligned, per row of the
   // block), else 0. The entry reads the size it was given to know whether it caches.
   unsigned sharedBytes = 0;
   std::vector<int64_t>

@@ -23,6 +23,12 @@ namespace {
 // Elements each thread of the split entry loads per step of its chunk.
 constexpr int kSplitUnroll = 4;
 
+// Elements each thread of the vectorised row entry loads per step of a row it streams from
+// global memory, before it computes any: four f32 vectors, two of bf16 or f16, at most four
+// vectors (docs/cuda-codegen.md has the measurements).
+constexpr int kRowElementsInFlight = 16;
+constexpr int kRowMaxVectorsInFlight = 4;
+
 class CudaKernelEmitter {
 public:
   CudaKernelEmitter(const GroupAnalysis& group, const CudaKernelLayout& layout,
@@ -172,10 +178,12 @@ private:
     return found != group_.space.end() && found->second == space;
   }
 
-  void emitLoads(Space space, const Addressing& element) {
+  // Names the inputs of `space` (those pass `pass` reads, when given: a walk over a row).
+  void emitLoads(Space space, const Addressing& element, std::optional<int> pass = std::nullopt) {
     for (size_t i = 0; i < group_.inputs.size(); ++i) {
       const Value* value = group_.inputs[i];
       if (!inSpace(value, space) || names_.count(value)) continue;
+      if (pass && !(layout_.readInPasses[i] & (uint64_t{1} << std::min(*pass, 63)))) continue;
       names_[value] = "x" + std::to_string(i);
       DType dtype = value->tensorType().dtype;
       line("const " + computeType(dtype) + " " + names_[value] + " = " +
@@ -189,12 +197,17 @@ private:
     return "static_cast<" + computeType(compute) + ">(" + name + ")";
   }
 
-  // The nodes of `space` available by pass `upto` that have no name yet, in order.
+  // The nodes of `space` available by pass `upto` that have no name yet, in order. A node whose
+  // operands are not all named is left out: a pass that does not read an input computes
+  // nothing from it (a use of such a node would find no name, and throw).
   void emitNodes(Space space, int upto = std::numeric_limits<int>::max()) {
     for (const Node* node : group_.nodes) {
       if (isConstantNode(node) || group_.isReduction(node) || names_.count(node->result()))
         continue;
       if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
+        continue;
+      if (!std::all_of(node->operands().begin(), node->operands().end(),
+                       [&](const Value* operand) { return names_.count(operand) > 0; }))
         continue;
       DType compute = opComputeDType(*node);
       std::vector<std::string> args;
@@ -344,7 +357,7 @@ private:
       walk(
           [&](const Addressing& element) {
             auto names = names_;
-            emitLoads(Space::Full, element);
+            emitLoads(Space::Full, element, pass);
             emitNodes(Space::Full, pass);
             for (const Accumulator* acc : folded)
               line(acc->name + " = " + acc->combine + "(" + acc->name + ", " +
@@ -411,12 +424,18 @@ private:
   // The vectorised walk over one row (one innermost reduced dim; the host checked that every
   // row operand is dense and aligned along it, or an input broadcast along it): each thread
   // takes `width` consecutive elements at a time, moved as whole vectors, and computes them
-  // lane by lane.
+  // lane by lane. A pass that streams an input from global memory (one that differs by row,
+  // read from global memory) takes kRowElementsInFlight elements' worth of vectors per step, a
+  // block's width apart (the order it folds them in is unchanged), and loads them all before it
+  // computes any: one vector's load at a time leaves too few bytes in flight to cover the
+  // memory's latency. Other passes read shared memory or L1 and take one vector a step: more
+  // would only cost registers.
   //
-  // With several passes, the row's inputs may be cached in shared memory (the planner sizes the
-  // dynamic shared memory for them, or gives none: `rowCached`): pass 0 reads them from global
-  // memory and keeps them, later passes read them back. Each thread reads the same elements in
-  // every pass, so the cache needs no barrier.
+  // A pass loads only the inputs it reads (CudaKernelLayout::readInPasses). With several
+  // passes, the cached inputs' rows may be kept in shared memory (the planner sizes the dynamic
+  // shared memory for them, or gives none: `rowCached`): the first pass that reads one loads it
+  // from global memory and keeps it, later passes read it back. Each thread reads the same
+  // elements in every pass, so the cache needs no barrier.
   void walkRowVectors(const std::function<void(const Addressing&)>& body, bool stores, int pass) {
     if (group_.passes > 1) {
       scoped("{", [&] {
@@ -428,40 +447,82 @@ private:
     walkRowVectorsFrom(body, stores, pass);
   }
 
+  // Where pass `pass` gets input p's row: not at all, from global memory (and whether it keeps
+  // it in the cache), or from the cache.
+  enum class RowSource { None, Global, GlobalKept, Cache };
+  RowSource rowSource(size_t p, int pass) const {
+    uint64_t reads = layout_.readInPasses[p], bit = uint64_t{1} << std::min(pass, 63);
+    if (!(reads & bit)) return RowSource::None;
+    if (!layout_.rowCached[p]) return RowSource::Global;
+    return (reads & (bit - 1)) == 0 ? RowSource::GlobalKept : RowSource::Cache;
+  }
+
   void walkRowVectorsFrom(const std::function<void(const Addressing&)>& body, bool stores,
                           int pass) {
     std::string width = std::to_string(layout_.vectorWidth);
     size_t inner = group_.iterationShape.size() - 1, inputs = group_.inputs.size();
-    scoped("for (int64_t c = threadIdx.x; c < count / " + width + "; c += blockDim.x) {", [&] {
-      line("const int64_t e = c * " + width + ";");
-      for (size_t p : rowOperands()) {
-        std::string i = std::to_string(p), start;
-        for (size_t d : kept_)
-          start += "i" + std::to_string(d) + " * " + stride(p, d) + " + ";
-        line("alignas(16) " + storageType(dtypeOf(p)) + " r" + i + "[" + width + "];");
-        line("const int64_t row" + i + " = " + start + "0;");
-        if (p >= inputs) continue;
-        line("if (" + stride(p, inner) + " == 0) {");
-        line("  for (int l = 0; l < " + width + "; ++l) r" + i + "[l] = p" + i + "[row" + i + "];");
-        if (group_.passes > 1 && pass > 0) {
-          line("} else if (rowCached) {");
-          line("  loupe_vload(r" + i + ", cache" + i + " + e);");
-        }
-        line("} else {");
-        line("  loupe_vload(r" + i + ", p" + i + " + row" + i + " + e);");
-        if (group_.passes > 1 && pass == 0)
-          line("  if (rowCached) loupe_vstore(cache" + i + " + e, r" + i + ");");
-        line("}");
-      }
-      line("#pragma unroll");
-      scoped("for (int l = 0; l < " + width + "; ++l) {",
-             [&] { body([](size_t p) { return "r" + std::to_string(p) + "[l]"; }); });
-      if (!stores) return;
-      for (size_t p : rowOperands())
-        if (p >= inputs)
-          line("loupe_vstore(p" + std::to_string(p) + " + row" + std::to_string(p) + " + e, r" +
-               std::to_string(p) + ");");
+    std::vector<size_t> operands;
+    for (size_t p : rowOperands())
+      if (p >= inputs ? stores : rowSource(p, pass) != RowSource::None) operands.push_back(p);
+    bool streams = std::any_of(operands.begin(), operands.end(), [&](size_t p) {
+      if (p >= inputs || !layout_.differsByRow[p]) return false;
+      RowSource source = rowSource(p, pass);
+      return source == RowSource::Global || source == RowSource::GlobalKept;
     });
+    int vectors = std::clamp(kRowElementsInFlight / layout_.vectorWidth, 1, kRowMaxVectorsInFlight);
+    std::string inFlight = std::to_string(streams ? vectors : 1);
+    // The u-th vector of this step, when the row has it: c, its first element e.
+    auto eachVector = [&](const std::function<void()>& perVector) {
+      line("#pragma unroll");
+      scoped("for (int u = 0; u < " + inFlight + "; ++u) {", [&] {
+        line("const int64_t c = c0 + u * int64_t(blockDim.x);");
+        scoped("if (c < count / " + width + ") {", [&] {
+          line("const int64_t e = c * " + width + ";");
+          perVector();
+        });
+      });
+    };
+    scoped("for (int64_t c0 = threadIdx.x; c0 < count / " + width + "; c0 += " + inFlight +
+               " * int64_t(blockDim.x)) {",
+           [&] {
+             for (size_t p : operands) {
+               std::string i = std::to_string(p), start;
+               for (size_t d : kept_)
+                 start += "i" + std::to_string(d) + " * " + stride(p, d) + " + ";
+               line("alignas(16) " + storageType(dtypeOf(p)) + " r" + i + "[" + inFlight + "][" +
+                    width + "];");
+               line("const int64_t row" + i + " = " + start + "0;");
+             }
+             eachVector([&] {
+               for (size_t p : operands) {
+                 if (p >= inputs) continue;
+                 std::string i = std::to_string(p), r = "r" + i + "[u]";
+                 line("if (" + stride(p, inner) + " == 0) {");
+                 line("  for (int l = 0; l < " + width + "; ++l) " + r + "[l] = p" + i + "[row" +
+                      i + "];");
+                 if (rowSource(p, pass) == RowSource::Cache) {
+                   line("} else if (rowCached) {");
+                   line("  loupe_vload(" + r + ", cache" + i + " + e);");
+                 }
+                 line("} else {");
+                 line("  loupe_vload(" + r + ", p" + i + " + row" + i + " + e);");
+                 line("}");
+               }
+             });
+             eachVector([&] {
+               for (size_t p : operands)
+                 if (p < inputs && rowSource(p, pass) == RowSource::GlobalKept)
+                   line("if (rowCached && " + stride(p, inner) + " != 0) loupe_vstore(cache" +
+                        std::to_string(p) + " + e, r" + std::to_string(p) + "[u]);");
+               line("#pragma unroll");
+               scoped("for (int l = 0; l < " + width + "; ++l) {",
+                      [&] { body([](size_t p) { return "r" + std::to_string(p) + "[u][l]"; }); });
+               for (size_t p : operands)
+                 if (p >= inputs)
+                   line("loupe_vstore(p" + std::to_string(p) + " + row" + std::to_string(p) +
+                        " + e, r" + std::to_string(p) + "[u]);");
+             });
+           });
   }
 
   void emitRowReduction(bool vectorised) {
@@ -499,13 +560,14 @@ private:
     line("const bool rowCached = loupe_cache_bytes != 0;");
   }
 
-  // Per row of the block (threadIdx.y), one region per full-space input, `count` elements of its
-  // storage type rounded up to 16 bytes, in input order: cache<p> points at input p's. Declared
-  // in each pass's walk, so that the pointers hold no registers between passes.
+  // Per row of the block (threadIdx.y), one region per cached input (CudaKernelLayout::rowCached),
+  // `count` elements of its storage type rounded up to 16 bytes, in input order: cache<p> points
+  // at input p's. Declared in each pass's walk, so that the pointers hold no registers between
+  // passes.
   void rowCachePointers() {
     std::vector<size_t> cached;
-    for (size_t p : rowOperands())
-      if (p < group_.inputs.size()) cached.push_back(p);
+    for (size_t p = 0; p < group_.inputs.size(); ++p)
+      if (layout_.rowCached[p]) cached.push_back(p);
     auto region = [&](size_t p) {
       return "((count * int64_t(sizeof(" + storageType(dtypeOf(p)) + ")) + 15) / 16 * 16)";
     };

@@ -2,8 +2,10 @@
 #include "compiler/codegen/cuda/cuda_kernel_layout.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <optional>
+#include <set>
 
 namespace loupe::cuda_codegen {
 
@@ -48,6 +50,57 @@ bool splitMayPay(const GroupAnalysis& group) {
   return extent >= kSplitMinimumRow;
 }
 
+// Per input, the passes over the row whose walk reads it (CudaKernelLayout::readInPasses): the
+// full-space inputs that the reductions folded in pass k, and in the last pass the full-space
+// outputs, are computed from. The walk stops at kept values: they are computed between passes.
+std::vector<uint64_t> passesReadingInputs(const GroupAnalysis& group) {
+  std::vector<uint64_t> reads(group.inputs.size(), 0);
+  if (!group.reduction) return reads;
+  auto full = [&](const Value* value) {
+    auto found = group.space.find(value);
+    return found != group.space.end() && found->second == Space::Full;
+  };
+  auto mark = [&](const Value* root, int pass) {
+    uint64_t bit = uint64_t{1} << std::min(pass, 63);
+    std::vector<const Value*> pending{root};
+    std::set<const Value*> seen;
+    while (!pending.empty()) {
+      const Value* value = pending.back();
+      pending.pop_back();
+      if (!full(value) || !seen.insert(value).second) continue;
+      auto input = std::find(group.inputs.begin(), group.inputs.end(), value);
+      if (input != group.inputs.end()) {
+        reads[static_cast<size_t>(input - group.inputs.begin())] |= bit;
+        continue;
+      }
+      const Node* node = value->definingNode();
+      if (!node || group.isReduction(node)) continue;
+      for (const Value* operand : node->operands())
+        pending.push_back(operand);
+    }
+  };
+  for (const Node* reduction : group.reductions)
+    mark(reduction->operand(0), group.passOf(reduction->operand(0)));
+  for (const Value* output : group.outputs)
+    mark(output, group.passes - 1);
+  return reads;
+}
+
+// Whether an input's elements differ from row to row: it is indexed by a kept dim of more than
+// one element (a symbolic size counts as more).
+bool differsByRow(const GroupAnalysis& group, const Value* input) {
+  std::vector<size_t> dims = codegen::operandDims(group, input);
+  const Shape& shape = input->tensorType().shape;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] == kNoIterationDim ||
+        std::binary_search(group.reducedDims.begin(), group.reducedDims.end(), dims[k]))
+      continue;
+    std::optional<int64_t> size = shape[k].constant();
+    if (!size || *size != 1) return true;
+  }
+  return false;
+}
+
 } // namespace
 
 CudaKernelLayout layoutOf(const GroupAnalysis& group) {
@@ -64,6 +117,12 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
                                       (found != group.space.end() && found->second == Space::Full));
   }
   layout.reduction = group.reduction != nullptr;
+  layout.readInPasses = passesReadingInputs(group);
+  for (size_t p = 0; p < group.inputs.size(); ++p) {
+    layout.differsByRow.push_back(differsByRow(group, group.inputs[p]));
+    layout.rowCached.push_back(group.passes > 1 && std::popcount(layout.readInPasses[p]) > 1 &&
+                               layout.differsByRow[p]);
+  }
   layout.reducedDims = group.reducedDims;
   layout.passes = group.passes;
   layout.reductions = group.reductions.size();

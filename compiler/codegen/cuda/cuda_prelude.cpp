@@ -72,8 +72,10 @@ __device__ __forceinline__ auto loupe_pow(T x, E e) {
   }
 }
 
-// Half types travel as their bits (uint16_t). Both conversions to them round to nearest even,
-// as torch does: f16 through PTX, bf16 by the bit trick (NaN stays a quiet NaN).
+// Half types travel as their bits (uint16_t). Both conversions to them round to nearest even
+// with one PTX cvt, as torch's own CUDA kernels do on sm_80 and later (__float2bfloat16): a NaN
+// becomes the canonical NaN. The bit trick the CPU prelude uses took six instructions a value,
+// a tenth of a bf16 layer norm's time on an H100 (docs/cuda-codegen.md).
 __device__ __forceinline__ float loupe_h2f(uint16_t h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -88,10 +90,9 @@ __device__ __forceinline__ float loupe_bf2f(uint16_t b) {
   return __uint_as_float(static_cast<uint32_t>(b) << 16);
 }
 __device__ __forceinline__ uint16_t loupe_f2bf(float value) {
-  uint32_t x = __float_as_uint(value);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
+  uint16_t b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(value));
+  return b;
 }
 
 // N elements of T at p, which is aligned to the chunk used: 16 bytes at a time when N * sizeof(T)

@@ -324,6 +324,48 @@ TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
   EXPECT_EQ(std::string(wider.why).find("cached"), std::string::npos) << wider.why;
 }
 
+// A layer norm's three passes: mean, variance, normalise. Only the last reads the weight and
+// bias, which are the same for every row: the row cache keeps x alone.
+TEST(CudaLaunch, TheRowCacheKeepsOnlyInputsThatDifferByRowAndAreReadAgain) {
+  auto graph = testing::fusedGraph(R"(
+graph @g(%x: bf16[s0,768], %w: bf16[768], %b: bf16[768]) -> (bf16[s0,768]) {
+  %y, %mean, %rstd = aten.native_layer_norm(%x, %w, %b) {eps=1e-05, normalized_shape=[768]} : (bf16[s0,768], f32[s0,1], f32[s0,1])
+  return %y
+})");
+  const Node* fused = nullptr;
+  for (const Node* node : graph->nodes())
+    if (canGenerateCudaKernel(*node, nullptr)) fused = node;
+  ASSERT_NE(fused, nullptr);
+  CudaKernelLayout layout = describeCudaKernel(*fused);
+  ASSERT_EQ(layout.passes, 3);
+  // Inputs in the fused node's order: x, then the weight and the bias.
+  ASSERT_EQ(layout.numInputs, 3u);
+  EXPECT_EQ(layout.readInPasses, (std::vector<uint64_t>{0b111, 0b100, 0b100}));
+  EXPECT_EQ(layout.differsByRow, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(layout.rowCached, (std::vector<bool>{true, false, false}));
+
+  int64_t rows = 65536;
+  Tensor x = deviceTensor(kDevice, DType::BF16, {rows, 768});
+  Tensor w = deviceTensor(kDevice + (int64_t{1} << 36), DType::BF16, {768});
+  Tensor b = deviceTensor(kDevice + (int64_t{2} << 36), DType::BF16, {768});
+  Tensor y = deviceTensor(kDevice + (int64_t{3} << 36), DType::BF16, {rows, 768});
+  CudaLaunch launch =
+      planCudaLaunch(layout, KernelBinding{{rows, 768}, {}}, {&x, &w, &b}, {&y}, 132);
+  EXPECT_EQ(layout.entries.at(launch.entry), CudaEntryRole::ReductionRowVectorised) << launch.why;
+  // Eight rows a block (a warp each), 1536 bytes of x per row.
+  EXPECT_EQ(launch.block[1], 8u);
+  EXPECT_EQ(launch.sharedBytes, 8u * 768u * 2u);
+
+  // The generated row entry reads the weight in its last pass only.
+  GeneratedCudaKernel generated = generateCudaKernel(*fused, "k");
+  size_t rowvec = generated.source.find("loupe_k_rowvec(");
+  ASSERT_NE(rowvec, std::string::npos);
+  std::string entry =
+      generated.source.substr(rowvec, generated.source.find("\n}\n", rowvec) - rowvec);
+  EXPECT_EQ(entry.find("loupe_vload(r1"), entry.rfind("loupe_vload(r1")) << entry;
+  EXPECT_EQ(entry.find("cache1"), std::string::npos) << entry;
+}
+
 TEST(CudaLaunch, MultiPassRowGroupsAndShortStaticRowsHaveNoSplitEntry) {
   CudaKernelLayout layout = softmaxRowLayout();
   ASSERT_GT(layout.passes, 1);
