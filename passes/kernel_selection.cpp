@@ -232,7 +232,7 @@ private:
     }
     if (info && isCodegenCandidate(node, info)) {
       if (canGenerateCudaKernel(node, &whyNot)) {
-        GeneratedCudaKernel kernel = generateCudaKernel(node, choice.name);
+        GeneratedCudaKernel kernel = generateCudaKernelNamedByContent(node);
         setKind(choice, KernelKind::Generated, generatedFlavour(node, info),
                 "CUDA kernel compiled by NVRTC for " + device + ": " + kernel.strategy);
         choice.rejected.push_back({KernelKind::Fallback, device,

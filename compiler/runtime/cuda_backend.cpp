@@ -192,8 +192,10 @@ std::unique_ptr<StepTimer> CudaBackend::makeStepTimer() {
 void CudaBackend::addGeneratedKernel(const std::string& kernel, const Node& node,
                                      const KernelChoice*) {
   // Generated again rather than taken from the plan: the entries' names and roles come with it,
-  // and the text is the plan's (the same generator, node and name).
-  kernels_.push_back({kernel, describeCudaKernel(node), generateCudaKernel(node, kernel), {}, {}});
+  // and the text is the plan's (the same generator and node). Named by content, the kernels of
+  // identical groups (each layer of a model) are one NVRTC compile.
+  kernels_.push_back(
+      {kernel, describeCudaKernel(node), generateCudaKernelNamedByContent(node), {}, {}});
 }
 
 std::map<std::string, KernelBuildRecord> CudaBackend::buildKernels() {

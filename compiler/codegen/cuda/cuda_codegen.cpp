@@ -7,6 +7,7 @@
 #include "compiler/codegen/cuda/cuda_kernel_emitter.h"
 #include "compiler/codegen/cuda/cuda_kernel_layout.h"
 #include "compiler/codegen/group_analysis.h"
+#include "compiler/codegen/sha256.h"
 #include "compiler/ir/error.h"
 
 namespace loupe {
@@ -91,6 +92,22 @@ GeneratedCudaKernel generateCudaKernel(const Node& node, const std::string& kern
   for (CudaEntryRole role : layout.entries)
     kernel.entries.push_back(cuda_codegen::entryName(kernelName, role));
   kernel.strategy = strategyOf(layout);
+  return kernel;
+}
+
+GeneratedCudaKernel generateCudaKernelNamedByContent(const Node& node, const OpRegistry& registry) {
+  // An identifier no generated source holds otherwise.
+  static const std::string placeholder = "LOUPE_KERNEL_NAME_PLACEHOLDER";
+  GeneratedCudaKernel kernel = generateCudaKernel(node, placeholder, registry);
+  std::string digest = sha256Hex(kernel.source).substr(0, 12);
+  auto rename = [&](std::string& text) {
+    for (size_t at = text.find(placeholder); at != std::string::npos;
+         at = text.find(placeholder, at + digest.size()))
+      text.replace(at, placeholder.size(), digest);
+  };
+  rename(kernel.source);
+  for (std::string& entry : kernel.entries)
+    rename(entry);
   return kernel;
 }
 

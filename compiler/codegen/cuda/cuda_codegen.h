@@ -34,4 +34,13 @@ bool canGenerateCudaKernel(const Node& node, std::string* whyNot,
 GeneratedCudaKernel generateCudaKernel(const Node& node, const std::string& kernelName,
                                        const OpRegistry& registry = OpRegistry::global());
 
+// generateCudaKernel with the kernel named after its content: the first 12 hex digits of the
+// SHA-256 of its source written under a placeholder name (entries loupe_<digits>_vec, ...). The
+// same group then generates the same source wherever it appears (each layer of a model), and
+// NVRTC compiles it once: NvrtcCompiler::build compiles each distinct source once, and the kernel
+// cache keys by source. The name is also stable across compiles, runs and input sizes.
+GeneratedCudaKernel
+generateCudaKernelNamedByContent(const Node& node,
+                                 const OpRegistry& registry = OpRegistry::global());
+
 } // namespace loupe

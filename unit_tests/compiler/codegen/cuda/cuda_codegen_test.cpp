@@ -35,6 +35,41 @@ graph @g(%x: f32[4,8], %b: f32[8]) -> (f32[4,8]) {
   EXPECT_EQ(layout.argWords(), 2u + 3u + 3u * 2u + 1u);
 }
 
+// Two layers' identical bias adds are one kernel source (one NVRTC compile); another op is not.
+TEST(CudaCodegen, KernelsNamedByContentAreTheSameSourceForTheSameGroup) {
+  auto graph = parseGraph(R"(
+graph @g(%x: f32[4,8], %b: f32[8], %c: f32[8]) -> (f32[4,8]) {
+  %y = aten.add.Tensor(%x, %b) {alpha=1} : f32[4,8]
+  %z = aten.add.Tensor(%y, %c) {alpha=1} : f32[4,8]
+  %w = aten.mul.Tensor(%z, %c) : f32[4,8]
+  return %w
+})");
+  std::vector<const Node*> nodes;
+  for (const Node* node : graph->nodes())
+    nodes.push_back(node);
+  ASSERT_EQ(nodes.size(), 3u);
+  GeneratedCudaKernel first = generateCudaKernelNamedByContent(*nodes[0]);
+  GeneratedCudaKernel second = generateCudaKernelNamedByContent(*nodes[1]);
+  GeneratedCudaKernel product = generateCudaKernelNamedByContent(*nodes[2]);
+  EXPECT_EQ(first.source, second.source);
+  EXPECT_EQ(first.entries, second.entries);
+  EXPECT_NE(first.source, product.source);
+  ASSERT_EQ(first.entries.size(), 2u);
+  ASSERT_EQ(product.entries.size(), 2u);
+  EXPECT_NE(first.entries[0], product.entries[0]);
+  // loupe_<12 hex digits>_vec and loupe_<12 hex digits>, declared in the source; no placeholder.
+  const std::string& vec = first.entries[0];
+  ASSERT_EQ(vec.size(), std::string("loupe_").size() + 12 + std::string("_vec").size()) << vec;
+  EXPECT_EQ(vec.substr(vec.size() - 4), "_vec");
+  EXPECT_EQ(vec.substr(6, 12).find_first_not_of("0123456789abcdef"), std::string::npos) << vec;
+  EXPECT_EQ(first.entries[1], vec.substr(0, vec.size() - 4));
+  for (const std::string& entry : first.entries)
+    EXPECT_NE(first.source.find(" " + entry + "(const LoupeArgs_" + first.entries[1] + " args)"),
+              std::string::npos)
+        << first.source;
+  EXPECT_EQ(first.source.find("PLACEHOLDER"), std::string::npos);
+}
+
 TEST(CudaCodegen, HalfOperandsWidenTheVectorToEightElements) {
   auto graph = parseGraph(R"(
 graph @g(%x: bf16[64]) -> (f32[64]) {
