@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Callable
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="loupe-gpu-bench-"))
+# Calls whose device activity torch.profiler sums, per memory-bound row and for the copy.
+DEVICE_TIMED_CALLS = 10
 # Cold first calls. Inductor reads these when torch is imported, so they are set before: its
 # FX-graph, AOT-autograd and autotuning caches are off, and the on-disk caches it and Triton
 # still use start empty.
@@ -302,6 +304,24 @@ class Clock:
         self.sync()
         return statistics.median(self.time_ms(fn) for _ in range(runs))
 
+    def device_ms(self, fn: Callable[[], object], calls: int) -> float | None:
+        """The device's own time per call: every kernel, copy and fill it ran (torch.profiler's
+        CUDA activity, replayed CUDA graphs included), summed and divided by the calls. What the
+        event-timed median adds to it is host time inside the timed window. None on the CPU."""
+        if not self.cuda:
+            return None
+        from torch.profiler import ProfilerActivity, profile
+
+        fn()
+        self.sync()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            self.sync()
+        device = torch.autograd.DeviceType.CUDA
+        total_us = sum(e.device_time_total for e in prof.key_averages() if e.device_type == device)
+        return total_us / calls / 1e3 if total_us else None
+
     def first_call_s(self, fn: Callable[[], list]) -> tuple[float, list]:
         """Wall time of a first call, compile included, up to its results on the device."""
         self.sync()
@@ -311,12 +331,23 @@ class Clock:
         return time.perf_counter() - start, result
 
 
-def copy_bandwidth_gbps(device: torch.device, nbytes: int, clock: Clock, args) -> float:
-    """A large tensor's .copy_() into another: bytes read plus bytes written, per second."""
+@dataclass
+class Copy:
+    """The device-to-device copy that bandwidth is measured against: GB/s (bytes read plus
+    bytes written) by the event-timed median, and by the device's own time."""
+
+    gbps: float
+    device_gbps: float | None
+
+
+def copy_bandwidth(device: torch.device, nbytes: int, clock: Clock, args) -> Copy:
+    """A large tensor's .copy_() into another."""
     source = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
     target = torch.empty_like(source)
     ms = clock.median_ms(lambda: target.copy_(source), args.warmup, args.runs)
-    return 2 * nbytes / (ms * 1e-3) / 1e9
+    device_ms = clock.device_ms(lambda: target.copy_(source), DEVICE_TIMED_CALLS)
+    gbps = lambda ms: 2 * nbytes / (ms * 1e-3) / 1e9  # noqa: E731
+    return Copy(gbps(ms), gbps(device_ms) if device_ms else None)
 
 
 def tensor_bytes(tensors) -> int:
@@ -407,6 +438,11 @@ class Cell:
     bytes_moved: int | None = None  # memory-bound cases: inputs, parameters, outputs
     bandwidth_gbps: float | None = None
     of_copy: float | None = None  # bandwidth_gbps / the device-to-device copy's
+    # Memory-bound cases on a GPU: the device's own time per call (Clock.device_ms), and the
+    # bandwidth by it against the copy's by its device time: the kernels alone, without the
+    # host time that the event-timed median holds.
+    device_ms: float | None = None
+    device_of_copy: float | None = None
     speedup: float | None = None  # eager's median / this one's
     max_error: float | None = None
     relative_error: bool = False
@@ -454,6 +490,7 @@ def measure(
             cell.bytes_moved = tensor_bytes(
                 [*inputs, *model.parameters(), *model.buffers(), *first]
             )
+            cell.device_ms = clock.device_ms(fn, DEVICE_TIMED_CALLS)
     except Exception as error:  # every failure is reported in its row
         cell.failure = first_line(error)
         progress(f"{case.name}: {backend.name} failed: {cell.failure}")
@@ -492,7 +529,7 @@ def bench_case(case: Case, sizes: Sizes, device: torch.device, clock: Clock, arg
     return cells
 
 
-def derive(cells: list[Cell], copy_gbps: float) -> None:
+def derive(cells: list[Cell], copy: Copy) -> None:
     """Speed-up over eager and bandwidth, from the measured figures."""
     eager = {c.case: c.median_ms for c in cells if c.backend == "eager"}
     for cell in cells:
@@ -502,7 +539,10 @@ def derive(cells: list[Cell], copy_gbps: float) -> None:
             cell.speedup = eager[cell.case] / cell.median_ms
         if cell.bytes_moved:
             cell.bandwidth_gbps = cell.bytes_moved / (cell.median_ms * 1e-3) / 1e9
-            cell.of_copy = cell.bandwidth_gbps / copy_gbps
+            cell.of_copy = cell.bandwidth_gbps / copy.gbps
+            if cell.device_ms and copy.device_gbps:
+                device_gbps = cell.bytes_moved / (cell.device_ms * 1e-3) / 1e9
+                cell.device_of_copy = device_gbps / copy.device_gbps
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -535,6 +575,8 @@ def row(cell: Cell) -> list[str]:
         shown(cell.first_call_s, ".2f"),
         shown(cell.bandwidth_gbps, ".1f"),
         shown(cell.of_copy, ".0%"),
+        shown(cell.device_ms, ".3f"),
+        shown(cell.device_of_copy, ".0%"),
         shown(cell.speedup, ".2f"),
         error,
         "; ".join(notes),
@@ -560,7 +602,7 @@ def environment(device: torch.device) -> dict:
     return info
 
 
-def report(cells: list[Cell], info: dict, copy_gbps: float, sizes: Sizes, args) -> None:
+def report(cells: list[Cell], info: dict, copy: Copy, sizes: Sizes, args) -> None:
     timer = "CUDA events around each call" if args.device == "cuda" else "wall clock"
     print("## GPU benchmark (bench/gpu.py)\n")
     print(f"- device: {info['device']}")
@@ -568,13 +610,19 @@ def report(cells: list[Cell], info: dict, copy_gbps: float, sizes: Sizes, args) 
         f"- torch {info['torch']}, loupe {info['loupe']}, transformers {info['transformers']},"
         f" triton {info['triton']}, Python {info['python']}"
     )
+    by_device = f", {copy.device_gbps:.0f} GB/s by device time" if copy.device_gbps else ""
     print(
-        f"- device-to-device copy: {copy_gbps:.0f} GB/s"
+        f"- device-to-device copy: {copy.gbps:.0f} GB/s{by_device}"
         f" ({sizes.copy_bytes / 2**20:.0f} MiB .copy_(), bytes read + written)"
     )
     print(
         f"- latency: median of {args.runs} calls after {args.warmup} warmup, {timer};"
         " first call: compile included, Inductor's caches disabled, empty kernel caches"
+    )
+    print(
+        f"- memory-bound cases: GB/s and of copy by the median; device ms and its of copy by the"
+        f" device's own time (torch.profiler over {DEVICE_TIMED_CALLS} calls: kernels, copies,"
+        " fills), against the copy's device time"
     )
     if args.quick:
         print("- --quick: tiny sizes, the figures check the script, not the compilers")
@@ -586,6 +634,8 @@ def report(cells: list[Cell], info: dict, copy_gbps: float, sizes: Sizes, args) 
         "first call s",
         "GB/s",
         "of copy",
+        "device ms",
+        "of copy (device)",
         "vs eager",
         "max err",
         "notes",
@@ -629,8 +679,8 @@ def main() -> int:
     clock = Clock(device)
     info = environment(device)
     progress(f"{info['device']}, torch {info['torch']}, scratch {SCRATCH}")
-    copy_gbps = copy_bandwidth_gbps(device, sizes.copy_bytes, clock, args)
-    progress(f"device-to-device copy: {copy_gbps:.0f} GB/s")
+    copy = copy_bandwidth(device, sizes.copy_bytes, clock, args)
+    progress(f"device-to-device copy: {copy.gbps:.0f} GB/s")
     start = time.perf_counter()
     cells = [
         c
@@ -638,13 +688,14 @@ def main() -> int:
         if case.name in chosen
         for c in bench_case(case, sizes, device, clock, args)
     ]
-    derive(cells, copy_gbps)
-    report(cells, info, copy_gbps, sizes, args)
+    derive(cells, copy)
+    report(cells, info, copy, sizes, args)
     print(f"\nbench wall time {time.perf_counter() - start:.0f} s")
     if args.json:
         document = {
             **info,
-            "copy_gbps": copy_gbps,
+            "copy_gbps": copy.gbps,
+            "copy_device_gbps": copy.device_gbps,
             "sizes": asdict(sizes),
             "runs": args.runs,
             "warmup": args.warmup,
