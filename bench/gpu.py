@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Callable
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="loupe-gpu-bench-"))
-# Calls whose device activity torch.profiler sums, per memory-bound row and for the copy.
+# Calls whose device activity torch.profiler sums, per row and for the copy.
 DEVICE_TIMED_CALLS = 10
 # Cold first calls. Inductor reads these when torch is imported, so they are set before: its
 # FX-graph, AOT-autograd and autotuning caches are off, and the on-disk caches it and Triton
@@ -438,9 +438,9 @@ class Cell:
     bytes_moved: int | None = None  # memory-bound cases: inputs, parameters, outputs
     bandwidth_gbps: float | None = None
     of_copy: float | None = None  # bandwidth_gbps / the device-to-device copy's
-    # Memory-bound cases on a GPU: the device's own time per call (Clock.device_ms), and the
-    # bandwidth by it against the copy's by its device time: the kernels alone, without the
-    # host time that the event-timed median holds.
+    # On a GPU: the device's own time per call (Clock.device_ms): the kernels alone, without the
+    # host time that the event-timed median holds; for memory-bound cases also the bandwidth by
+    # it against the copy's by its device time.
     device_ms: float | None = None
     device_of_copy: float | None = None
     speedup: float | None = None  # eager's median / this one's
@@ -477,6 +477,7 @@ def measure(
         if backend.name == "eager":
             reference = first  # its own row: how much a second call differs from the first
         cell.median_ms = clock.median_ms(fn, args.warmup, args.runs)
+        cell.device_ms = clock.device_ms(fn, DEVICE_TIMED_CALLS)
         if reference is not None:
             steady = fn()  # a replayed call's results, not only the first
             cell.max_error = max(
@@ -490,7 +491,6 @@ def measure(
             cell.bytes_moved = tensor_bytes(
                 [*inputs, *model.parameters(), *model.buffers(), *first]
             )
-            cell.device_ms = clock.device_ms(fn, DEVICE_TIMED_CALLS)
     except Exception as error:  # every failure is reported in its row
         cell.failure = first_line(error)
         progress(f"{case.name}: {backend.name} failed: {cell.failure}")
@@ -620,9 +620,9 @@ def report(cells: list[Cell], info: dict, copy: Copy, sizes: Sizes, args) -> Non
         " first call: compile included, Inductor's caches disabled, empty kernel caches"
     )
     print(
-        f"- memory-bound cases: GB/s and of copy by the median; device ms and its of copy by the"
-        f" device's own time (torch.profiler over {DEVICE_TIMED_CALLS} calls: kernels, copies,"
-        " fills), against the copy's device time"
+        f"- device ms: the device's own time per call (torch.profiler over {DEVICE_TIMED_CALLS}"
+        " calls: kernels, copies, fills); memory-bound cases: GB/s and of copy by the median,"
+        " of copy (device) by the device time against the copy's"
     )
     if args.quick:
         print("- --quick: tiny sizes, the figures check the script, not the compilers")
