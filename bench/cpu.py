@@ -62,13 +62,15 @@ import torch  # noqa: E402
 from functorch.compile import make_boxed_func  # noqa: E402
 
 import loupe.backend as loupe_backend  # noqa: E402
-import loupe.compiled as loupe_compiled  # noqa: E402
-from loupe import _C  # noqa: E402
-from loupe.config import Config  # noqa: E402
-from loupe.traces import open_trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit_tests" / "python"))
 import models as model_zoo  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import captured, recording_cost  # noqa: E402
+from recording import install as capture_loupe_graphs  # noqa: E402
+
+capture_loupe_graphs()
 
 
 class PointwiseChain(torch.nn.Module):
@@ -112,20 +114,6 @@ RECORDING_OVERHEAD = 0.10
 
 def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-# --- capturing what the Loupe backend compiles ------------------------------------------------
-
-captured: list = []  # the LoupeGraph of every graph compiled since the last clear
-
-
-class CapturedLoupeGraph(loupe_compiled.LoupeGraph):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        captured.append(self)
-
-
-loupe_compiled.LoupeGraph = CapturedLoupeGraph  # what compile_graph builds
 
 
 # --- one model, one mode ---------------------------------------------------------------------
@@ -241,34 +229,6 @@ def kernel_profile(graphs: list, before: list[dict], row: Row, calls: int) -> No
         kind = implementation.split(":")[0]
         row.kernel_ms_by_kind[kind] = row.kernel_ms_by_kind.get(kind, 0.0) + ms
     row.top_kernels = sorted(kernels, key=lambda k: -k[2])[:5]
-
-
-def recording_cost(graphs: list, trace_path: str, repeats: int) -> tuple[float, float]:
-    """C++ compile time of the captured graphs with the trace and without one (warm cache)."""
-    trace, run_id = open_trace(Config(trace=trace_path))
-    pipeline = _C.resolve_pipeline("default", [])
-
-    def compile_all(record: bool) -> float:
-        start = time.perf_counter()
-        for graph in graphs:
-            fallback = loupe_compiled.fallback_for(graph.lir)
-            if record:
-                info = _C.CompileInfo()
-                info.graph_kind = "graph"
-                compile_id = trace.begin_compile(run_id, info)
-                compiled = _C.CompiledGraph(
-                    graph.lir.text, pipeline, fallback=fallback, trace=trace, compile_id=compile_id
-                )
-            else:
-                compiled = _C.CompiledGraph(graph.lir.text, pipeline, fallback=fallback)
-            compiled.wait_for_kernels()  # loaded from the warm cache, in the background
-        return time.perf_counter() - start
-
-    on, off = [], []
-    for _ in range(repeats):
-        on.append(compile_all(True))
-        off.append(compile_all(False))
-    return statistics.median(on) * 1e3, statistics.median(off) * 1e3
 
 
 def fallback_nodes(trace_path: str) -> int:

@@ -390,6 +390,12 @@ cuda_graphed: list = []
 try:
     import loupe.compiled as loupe_compiled
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from recording import captured, recording_cost
+    from recording import install as capture_loupe_graphs
+
+    capture_loupe_graphs()
+
     class RecordedCudaGraphedGraph(loupe_compiled.CudaGraphedGraph):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
@@ -397,7 +403,7 @@ try:
 
     loupe_compiled.CudaGraphedGraph = RecordedCudaGraphedGraph  # what compile_graph builds
 except (ImportError, AttributeError):  # no Loupe, or one without cuda_graphs: rows say n/a
-    pass
+    captured = []
 
 
 def cuda_graph_notes(trace_path: Path) -> str:
@@ -443,6 +449,11 @@ class Cell:
     # it against the copy's by its device time.
     device_ms: float | None = None
     device_of_copy: float | None = None
+    # The default Loupe row: its graphs' C++ compile (warm kernel cache) with the trace and
+    # without one (bench/recording.py), and how many graphs.
+    record_on_ms: float | None = None
+    record_off_ms: float | None = None
+    graphs: int | None = None
     speedup: float | None = None  # eager's median / this one's
     max_error: float | None = None
     relative_error: bool = False
@@ -467,6 +478,8 @@ def measure(
     os.environ["LOUPE_CACHE_DIR"] = str(trace.with_suffix(".cache"))
     torch._dynamo.utils.counters.clear()
     first = None
+    if backend.name == "loupe":
+        captured.clear()
     try:
         fn = step_fn(backend.compile(model, str(trace)), inputs, case, backend)
         gc.collect()  # earlier rows' garbage, collected outside the timing
@@ -478,6 +491,12 @@ def measure(
             reference = first  # its own row: how much a second call differs from the first
         cell.median_ms = clock.median_ms(fn, args.warmup, args.runs)
         cell.device_ms = clock.device_ms(fn, DEVICE_TIMED_CALLS)
+        if backend.name == "loupe" and captured:
+            cell.graphs = len(captured)
+            cell.record_on_ms, cell.record_off_ms = recording_cost(
+                list(captured), str(trace.with_suffix(".recording.db")), args.record_repeats
+            )
+            captured.clear()
         if reference is not None:
             steady = fn()  # a replayed call's results, not only the first
             cell.max_error = max(
@@ -641,6 +660,28 @@ def report(cells: list[Cell], info: dict, copy: Copy, sizes: Sizes, args) -> Non
         "notes",
     ]
     print(table(headers, [row(c) for c in cells]))
+    recorded = [c for c in cells if c.record_on_ms is not None and c.record_off_ms is not None]
+    if recorded:
+        print(
+            f"\n### Cost of recording (the default Loupe row's graphs compiled again, warm kernel"
+            f" cache, median of {args.record_repeats})\n"
+        )
+        rows = []
+        for c in recorded:
+            recording = c.record_on_ms - c.record_off_ms
+            share = recording / (c.first_call_s * 1e3 - recording) if c.first_call_s else None
+            rows.append(
+                [
+                    c.case,
+                    str(c.graphs),
+                    f"{c.record_on_ms:.1f}",
+                    f"{c.record_off_ms:.1f}",
+                    f"{recording:.1f}",
+                    shown(share, "+.1%"),
+                ]
+            )
+        headers = ["case", "graphs", "C++ compile, trace ms", "no trace ms", "recording ms"]
+        print(table(headers + ["of the first call"], rows))
 
 
 def main() -> int:
@@ -656,6 +697,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes and few runs: a smoke run")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--json", metavar="PATH", help="also write the raw numbers there")
+    parser.add_argument(
+        "--record-repeats",
+        type=int,
+        default=3,
+        help="compiles per measurement of what recording costs (default 3)",
+    )
     args = parser.parse_args()
     if args.runs is None:
         args.runs = 5 if args.quick else 50
