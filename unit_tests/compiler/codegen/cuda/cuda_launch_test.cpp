@@ -310,6 +310,14 @@ TEST(CudaLaunch, MultiPassRowsThatFitAreCachedInSharedMemory) {
   EXPECT_EQ(layout.entries.at(wide.entry), CudaEntryRole::ReductionRowVectorised) << wide.why;
   EXPECT_EQ(wide.sharedBytes, 8192u * 4u);
   EXPECT_NE(std::string(wide.why).find("cached"), std::string::npos) << wide.why;
+  // A block per row, each block one row (up to 128 blocks per SM); warp rows, eight to a block,
+  // loop over a grid of 16 blocks per SM.
+  EXPECT_EQ(wide.block[0], 256u);
+  EXPECT_EQ(wide.grid[0], 8192u);
+  EXPECT_EQ(plan(20000, 8192).grid[0], 128u * 132u);
+  CudaLaunch warps = plan(65536, 1024);
+  EXPECT_EQ(warps.block[0], 32u);
+  EXPECT_EQ(warps.grid[0], 16u * 132u);
   // Eight rows of 1000 floats to a block (a warp each), each row's region 4000 bytes.
   EXPECT_EQ(plan(2048, 1000).sharedBytes, 8u * 4000u);
   // Eight rows of 1536 floats are exactly 48 KB: no room left for the static partials of the
