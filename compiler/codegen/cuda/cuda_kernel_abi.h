@@ -61,6 +61,12 @@ constexpr int64_t kSplitPartialsOffset = kSplitCounterSlots * 4;
 constexpr int64_t kSplitMinimumRow = int64_t{1} << 17;
 
 // What the host needs to plan a launch of a generated kernel.
+// The bit of pass `pass` in CudaKernelLayout::readInPasses (passes past the 64th share the
+// last bit).
+constexpr uint64_t passBit(int pass) {
+  return uint64_t{1} << (pass < 63 ? pass : 63);
+}
+
 struct CudaKernelLayout {
   KernelSignature signature;
   size_t numInputs = 0;
@@ -73,7 +79,7 @@ struct CudaKernelLayout {
   std::vector<size_t> reducedDims; // sorted
   int vectorWidth = 1;             // elements per vector access in the vectorised entries
   int passes = 1;                  // walks over each row (group_analysis.h)
-  // Per input of a reduction: the passes whose walk over the row reads it (bit k: pass k). A
+  // Per input of a reduction: the passes whose walk over the row reads it (passBit). A
   // pass reads an input when a reduction it folds, or in the last pass a full-space output,
   // depends on it. 0 for the inputs of pointwise kernels.
   std::vector<uint64_t> readInPasses;

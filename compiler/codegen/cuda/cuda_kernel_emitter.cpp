@@ -183,7 +183,7 @@ private:
     for (size_t i = 0; i < group_.inputs.size(); ++i) {
       const Value* value = group_.inputs[i];
       if (!inSpace(value, space) || names_.count(value)) continue;
-      if (pass && !(layout_.readInPasses[i] & (uint64_t{1} << std::min(*pass, 63)))) continue;
+      if (pass && !(layout_.readInPasses[i] & passBit(*pass))) continue;
       names_[value] = "x" + std::to_string(i);
       DType dtype = value->tensorType().dtype;
       line("const " + computeType(dtype) + " " + names_[value] + " = " +
@@ -451,7 +451,7 @@ private:
   // it in the cache), or from the cache.
   enum class RowSource { None, Global, GlobalKept, Cache };
   RowSource rowSource(size_t p, int pass) const {
-    uint64_t reads = layout_.readInPasses[p], bit = uint64_t{1} << std::min(pass, 63);
+    uint64_t reads = layout_.readInPasses[p], bit = passBit(pass);
     if (!(reads & bit)) return RowSource::None;
     if (!layout_.rowCached[p]) return RowSource::Global;
     return (reads & (bit - 1)) == 0 ? RowSource::GlobalKept : RowSource::Cache;

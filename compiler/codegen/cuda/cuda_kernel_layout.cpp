@@ -61,7 +61,7 @@ std::vector<uint64_t> passesReadingInputs(const GroupAnalysis& group) {
     return found != group.space.end() && found->second == Space::Full;
   };
   auto mark = [&](const Value* root, int pass) {
-    uint64_t bit = uint64_t{1} << std::min(pass, 63);
+    uint64_t bit = passBit(pass);
     std::vector<const Value*> pending{root};
     std::set<const Value*> seen;
     while (!pending.empty()) {
