@@ -9,7 +9,9 @@
 // backward is one pass of library code, where its pieces (two row means and two column sums)
 // took four times as long as generated kernels, and an f32 or f64 aten.addmm is a BLAS product
 // accumulated onto its bias (docs/cpu-codegen.md, "Ops kept whole for a library kernel"); on
-// CUDA, aten.addmm is one cuBLASLt call with the bias added in its epilogue.
+// CUDA, aten.addmm is one cuBLASLt call with the bias added in its epilogue. A library kernel
+// may ask for the decomposition first (CpuLibraryKernel::decompositionFirst): batch norm in
+// inference is a scale and shift per channel that fuses with the ReLU after it.
 #include <unordered_set>
 
 #include "compiler/codegen/cpu/library_kernels.h"
@@ -50,6 +52,14 @@ bool decompose(Graph& graph, Node* node, const OpInfo& info, PassContext& ctx) {
   return true;
 }
 
+// Whether the device's library kernel runs `node` whole rather than its decomposition (one whose
+// pieces fuse with their neighbours goes first: batch norm in inference on the CPU).
+bool keptWholeForLibraryKernel(const Node& node, bool onCpu) {
+  if (!onCpu) return runsAsCudaLibraryKernel(node, nullptr);
+  std::optional<CpuLibraryKernel> kernel = findCpuLibraryKernel(node, nullptr);
+  return kernel && !kernel->decompositionFirst;
+}
+
 class DecompositionPass : public TablePass<PassId::DecompositionPass> {
 public:
   void run(Graph& graph, PassContext& ctx) override {
@@ -61,7 +71,7 @@ public:
       for (Node* node : graph.nodes()) {
         const OpInfo* info = registeredOp(*node);
         if (!info || !info->decompose || kept.count(node)) continue;
-        if (onCpu ? hasCpuLibraryKernel(*node, nullptr) : runsAsCudaLibraryKernel(*node, nullptr)) {
+        if (keptWholeForLibraryKernel(*node, onCpu)) {
           kept.insert(node);
           continue;
         }

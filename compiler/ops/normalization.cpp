@@ -633,6 +633,36 @@ ReferenceFn batchNormReference(const BatchNormForm& form) {
   };
 }
 
+// Batch norm in inference, with the running statistics: an elementwise op per channel,
+//   out = (x - running_mean) * (rsqrt(running_var + eps) * weight) + bias,
+// the per-channel values seen as [C, 1, ...] against x's [N, C, ...]. Decomposed, it fuses with
+// its neighbours (the ReLU after it) where its kernel was a pass over x of its own. save_mean
+// and save_rstd (empty on the CPU) must be unused, else it declines and the op stays whole; the
+// running statistics stand in for them (nothing reads them).
+std::vector<Value*> decomposeBatchNormInference(Node& node, const std::vector<Value*>& operands,
+                                                GraphBuilder& b) {
+  if (node.result(1)->hasUses() || node.result(2)->hasUses()) return {};
+  Value *x = operands[0], *weight = operands[1], *bias = operands[2];
+  Value *mean = operands[3], *var = operands[4];
+  const TensorType& input = x->tensorType();
+  auto perChannel = [&](Value* value) {
+    if (input.rank() <= 2) return value; // [N, C]: [C] broadcasts as it is
+    Shape shape(input.rank() - 1, SymExpr(1));
+    shape[0] = input.shape[1];
+    AttrMap size;
+    size.set("size", shape);
+    return b.op("aten.view", {value}, std::move(size));
+  };
+  AttrMap epsAttrs;
+  epsAttrs.set("other", node.attrs().getFloat("eps"));
+  Value* scale = b.op("aten.rsqrt", {b.op("aten.add.Scalar", {var}, epsAttrs)});
+  if (weight) scale = b.op("aten.mul.Tensor", {scale, weight});
+  Value* out =
+      b.op("aten.mul.Tensor", {b.op("aten.sub.Tensor", {x, perChannel(mean)}), perChannel(scale)});
+  if (bias) out = b.op("aten.add.Tensor", {out, perChannel(bias)});
+  return {out, mean, var};
+}
+
 std::vector<Type> inferBatchNormBackward(const std::vector<const Type*>& operands,
                                          const AttrMap& attrs) {
   const std::string_view op = "aten.native_batch_norm_backward";
@@ -718,6 +748,7 @@ void registerBatchNormOps(OpRegistry& registry) {
                         : "batch norm returning (out, save_mean, save_rstd)");
     info.infer = batchNormInfer(form);
     info.reference = batchNormReference(form);
+    if (!form.hasTrainingAttr) info.decompose = inMathDType(decomposeBatchNormInference);
     registry.add(std::move(info));
   }
 

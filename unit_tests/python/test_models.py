@@ -6,6 +6,7 @@ The models live in models.py, shared with scripts/aten_op_census.py.
 """
 
 import copy
+import json
 
 import pytest
 import torch
@@ -250,3 +251,20 @@ def test_bf16_batch_norm_training_updates_its_buffers_like_eager(trace_path):
     for (name, got), (_, expected) in zip(model.named_buffers(), eager.named_buffers()):
         assert got.dtype == expected.dtype, name
         torch.testing.assert_close(got, expected, atol=2e-2, rtol=2e-2, msg=name)
+
+
+def test_inference_batch_norm_fuses_with_its_relu_and_matches_float64_eager(trace_path):
+    """In inference (eval mode, no grad) batch norm is a scale and shift per channel: it
+    decomposes and fuses with the ReLU after it instead of running as a kernel of its own,
+    and the result matches float64 eager."""
+    model, inputs = models.MODELS["cnn"]()
+    reference, reference_inputs = in_float64(model, inputs)
+    with torch.no_grad():
+        y = compile_loupe(model, trace_path)(*inputs)
+        y_ref = reference(*reference_inputs)
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-4)
+    kernels = query(trace_path, "SELECT op_summary, fused_nodes FROM kernels")
+    assert not [op for op, _ in kernels if "batch_norm" in op], kernels
+    groups = [json.loads(nodes) for _, nodes in kernels if nodes]
+    normalised = [g for g in groups if {"aten.sub.Tensor", "aten.relu"} <= set(g)]
+    assert len(normalised) == 2, groups  # both batch norms, each with its ReLU

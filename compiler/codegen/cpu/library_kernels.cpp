@@ -221,9 +221,17 @@ const std::vector<FloatKernel>& floatKernels() {
         {"aten._scaled_dot_product_flash_attention_for_cpu_backward", attentionKernel("-backward"),
          &attentionBackward<float>, &attentionBackward<double>},
     };
-    for (const char* op : {"aten._native_batch_norm_legit_functional",
-                           "aten._native_batch_norm_legit_no_training", "aten.native_batch_norm"})
+    for (const char* op : {"aten._native_batch_norm_legit_functional", "aten.native_batch_norm"})
       table.push_back({op, batchNormKernel, &batchNorm<float>, &batchNorm<double>});
+    // In inference batch norm is a per-channel scale and shift: decomposed, it fuses with the
+    // activation after it (docs/cpu-codegen.md, "Library kernels").
+    table.push_back({"aten._native_batch_norm_legit_no_training",
+                     [batchNormKernel](const std::string& precision) {
+                       CpuLibraryKernel kernel = batchNormKernel(precision);
+                       kernel.decompositionFirst = true;
+                       return kernel;
+                     },
+                     &batchNorm<float>, &batchNorm<double>});
     return table;
   }();
   return kernels;

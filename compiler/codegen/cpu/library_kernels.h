@@ -24,6 +24,9 @@ struct CpuLibraryKernel {
   std::string implementation;  // e.g. "openblas:sgemm", "im2col+gemm", "batch-norm:f32"
   std::string reason;          // why this kernel
   std::string whyNotGenerated; // why the code generator is not used instead
+  // The op's decomposition goes first: its pieces are elementwise and fuse with their
+  // neighbours, so this kernel runs the op only where the decomposition declines.
+  bool decompositionFirst = false;
 };
 
 // The library kernel for this node (op, dtypes, attributes), or nullopt and, when whyNot is
