@@ -30,7 +30,8 @@ backward into the parameters' grads) it prints:
 - the cost of recording: every captured Loupe graph compiled again by the C++ pipeline (warm
   kernel cache) with the trace and without one, alternately, median of --record-repeats.
 
-The goals of issue 4 are checked at the end. Progress goes to stderr, results to stdout.
+The CPU-speed targets are checked at the end, over the rows run. Progress goes to stderr,
+results to stdout.
 """
 
 from __future__ import annotations
@@ -106,8 +107,10 @@ BUILDERS = {**{name: model_zoo.MODELS[name] for name in SMALL}, **LARGE}
 BENCH_MODELS = tuple(BUILDERS)
 MODES = ("infer", "train")
 
-# The issue's goals.
-LATENCY_VS_INDUCTOR = 1.5
+# The CPU-speed targets, on this kind of 2-core machine at torch's threads, in one run.
+LATENCY_VS_INDUCTOR = 1.25  # on every row
+AHEAD_OF_INDUCTOR_SHARE = 0.5  # rows at or ahead of Inductor
+GEOMEAN_VS_EAGER = 0.8  # and no row slower than eager
 COMPILE_VS_INDUCTOR = 0.25
 RECORDING_OVERHEAD = 0.10
 
@@ -465,6 +468,9 @@ def report(rows: list[Row], args) -> None:
         return f"worst {row.model}/{row.mode} {measure(row):.3g}"
 
     latency = lambda r: ratio(r.loupe_ms, r.inductor_ms)  # noqa: E731
+    against_eager = lambda r: ratio(r.loupe_ms, r.eager_ms)  # noqa: E731
+    ahead = [f"{r.model}/{r.mode}" for r in rows if latency(r) <= 1.0]
+    slower = [f"{r.model}/{r.mode} {against_eager(r):.2f}" for r in rows if against_eager(r) > 1.0]
     compile_share = lambda r: ratio(r.loupe_cold_s, r.inductor_first_s)  # noqa: E731
     record_share = lambda r: recording_share(r, r.loupe_warm_s)  # noqa: E731
     total_cold = sum(r.loupe_cold_s for r in rows)
@@ -477,7 +483,21 @@ def report(rows: list[Row], args) -> None:
             max(map(latency, rows)) <= LATENCY_VS_INDUCTOR,
             f"loupe/inductor {worst(rows, latency)}",
         ),
-        ("geometric mean latency at or below eager", geomean <= 1.0, f"{geomean:.2f}x eager"),
+        (
+            f"at or ahead of Inductor on at least {AHEAD_OF_INDUCTOR_SHARE:.0%} of the rows",
+            len(ahead) >= AHEAD_OF_INDUCTOR_SHARE * len(rows),
+            f"{len(ahead)} of {len(rows)}: " + (", ".join(ahead) or "none"),
+        ),
+        (
+            f"geometric mean latency at most {GEOMEAN_VS_EAGER}x eager's",
+            geomean <= GEOMEAN_VS_EAGER,
+            f"{geomean:.2f}x eager",
+        ),
+        (
+            "no row slower than eager",
+            not slower,
+            ", ".join(slower) or f"loupe/eager {worst(rows, against_eager)}",
+        ),
         (
             f"first-call compile at most {COMPILE_VS_INDUCTOR} of Inductor's",
             max(map(compile_share, rows)) <= COMPILE_VS_INDUCTOR,
@@ -485,7 +505,7 @@ def report(rows: list[Row], args) -> None:
             f" all rows {total_cold:.1f} s vs {total_inductor:.1f} s",
         ),
         (
-            f"recording adds at most {RECORDING_OVERHEAD:.0%} to compile time",
+            f"recording at most {RECORDING_OVERHEAD:.0%} of the first call (compile included)",
             max(map(record_share, compiled)) <= RECORDING_OVERHEAD,
             f"share of the warm first call {worst(compiled, record_share)};"
             f" of the C++ compile alone, all rows {record_cpp:+.1%}",

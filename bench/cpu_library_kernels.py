@@ -211,6 +211,9 @@ def cases() -> list[Case]:
         # The CNN: a 3-channel image to 32 and 64 channels, 2x2 pooling after each; a ResNet
         # stage (64 channels at 56x56), its stem's 3x3 stride-2 pooling and a grouped 3x3.
         *conv_cases("3->32 3x3 [16,3,64,64]", [16, 3, 64, 64], [32, 3, 3, 3]),
+        # bench/cpu.py's cnn_large, as it is.
+        *conv_cases("3->8 3x3 [32,3,64,64]", [32, 3, 64, 64], [8, 3, 3, 3]),
+        *conv_cases("8->16 3x3 [32,8,32,32]", [32, 8, 32, 32], [16, 8, 3, 3]),
         *conv_cases("32->64 3x3 [16,32,32,32]", [16, 32, 32, 32], [64, 32, 3, 3]),
         *conv_cases("64->64 3x3 [8,64,56,56]", [8, 64, 56, 56], [64, 64, 3, 3]),
         *conv_cases("64->128 3x3 s2 [8,64,56,56]", [8, 64, 56, 56], [128, 64, 3, 3], stride=2),
