@@ -269,6 +269,12 @@ std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* wh
                           "a copy needs no generated code"};
 }
 
+// A max pooling whose indices nothing reads (an inference graph): its kernel writes the maxima
+// only.
+bool onlyMaximaRead(const Node& node) {
+  return node.op() == "aten.max_pool2d_with_indices" && !node.result(1)->hasUses();
+}
+
 } // namespace
 
 std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::string* whyNot) {
@@ -299,7 +305,12 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     if (node.attrs().getBool("transposed", false))
       return no("transposed convolution has no library kernel");
   }
-  return kernel->describe(std::string(dtypeName(dtype)));
+  CpuLibraryKernel chosen = kernel->describe(std::string(dtypeName(dtype)));
+  if (onlyMaximaRead(node)) {
+    chosen.implementation = "max-pool-values:" + std::string(dtypeName(dtype));
+    chosen.reason += ", the maxima only: nothing reads the indices";
+  }
+  return chosen;
 }
 
 bool cpuLibraryHasOneDnn() {
@@ -328,6 +339,13 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
   }
   if (op == "aten.cat") {
     concatenate(inputs, attrs, outputs[0]);
+    return;
+  }
+  if (onlyMaximaRead(node)) {
+    if (outputs[0].dtype() == DType::F64)
+      maxPool2d<double>(inputs, attrs, outputs, false);
+    else
+      maxPool2d<float>(inputs, attrs, outputs, false);
     return;
   }
   const FloatKernel* kernel = findFloatKernel(op);

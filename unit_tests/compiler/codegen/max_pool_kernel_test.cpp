@@ -59,6 +59,25 @@ TEST_P(MaxPoolLibraryKernel, ForwardAndBackwardMatchTheReference) {
   EXPECT_LT(stats.maxAbsError, 1e-5);
 }
 
+// An inference graph reads only the maxima: the kernel leaves the indices out, and says so.
+TEST_P(MaxPoolLibraryKernel, MaximaAloneMatchTheReferenceWhenNothingReadsTheIndices) {
+  const auto& [form, dtype] = GetParam();
+  auto graph = std::make_unique<Graph>("max_pool_values");
+  Value* x = graph->addInput(tensorType(dtype, Shape(form.input.begin(), form.input.end())), "x");
+  GraphBuilder builder(*graph, nullptr);
+  std::vector<Value*> pooled =
+      builder.opResults("aten.max_pool2d_with_indices", {x}, poolAttrs(form));
+  graph->setOutputs({pooled[0]});
+  std::optional<CpuLibraryKernel> kernel =
+      findCpuLibraryKernel(*pooled[0]->definingNode(), nullptr);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->implementation, "max-pool-values:" + std::string(dtypeName(dtype)));
+  KernelStats stats = runLibraryKernel(*graph, "aten.max_pool2d_with_indices",
+                                       {transposedRandom(dtype, form.input, 7)});
+  EXPECT_EQ(stats.calls, 1);
+  EXPECT_EQ(stats.maxAbsError, 0); // a maximum is one of the inputs, exactly
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MaxPoolLibraryKernel,
     ::testing::Combine(

@@ -56,8 +56,9 @@ inline int64_t firstInside(int64_t start, int64_t dilation) {
 }
 
 // Output rows [firstRow, lastRow) of every plane's rows in order; AVX2 where the machine has it
-// (vector_clones.h).
-template <typename T>
+// (vector_clones.h). Without `kIndices` only the maxima are written (nothing reads the indices:
+// an inference graph), which drops the index select and a third of the bytes written in f32.
+template <typename T, bool kIndices>
 LOUPE_VECTOR_CLONES void maxPoolRows(const PoolGeometry& g, const T* input, T* out,
                                      int64_t* indices, int64_t firstRow, int64_t lastRow) {
   int64_t sh = g.stride[0], sw = g.stride[1];
@@ -65,13 +66,14 @@ LOUPE_VECTOR_CLONES void maxPoolRows(const PoolGeometry& g, const T* input, T* o
     int64_t plane = row / g.outH, oh = row % g.outH;
     const T* planeInput = input + plane * g.inH * g.inW;
     T* best = out + row * g.outW;
-    int64_t* bestIndex = indices + row * g.outW;
+    int64_t* bestIndex = kIndices ? indices + row * g.outW : nullptr;
     // torch starts every window at its first tap inside the input with -inf, so an all -inf
     // window reports that tap, and keeps the first maximum while letting NaN win.
     int64_t windowRow = firstInside(oh * sh - g.padding[0], g.dilation[0]);
     for (int64_t ow = 0; ow < g.outW; ++ow) {
       best[ow] = -std::numeric_limits<T>::infinity();
-      bestIndex[ow] = windowRow * g.inW + firstInside(ow * sw - g.padding[1], g.dilation[1]);
+      if constexpr (kIndices)
+        bestIndex[ow] = windowRow * g.inW + firstInside(ow * sw - g.padding[1], g.dilation[1]);
     }
     for (int64_t ki = 0; ki < g.kernel[0]; ++ki) {
       int64_t ih = oh * sh - g.padding[0] + ki * g.dilation[0];
@@ -86,24 +88,35 @@ LOUPE_VECTOR_CLONES void maxPoolRows(const PoolGeometry& g, const T* input, T* o
           T v = tap[ow * sw];
           bool take = v > best[ow] || v != v;
           best[ow] = take ? v : best[ow];
-          bestIndex[ow] = take ? tapIndex + ow * sw : bestIndex[ow];
+          if constexpr (kIndices) bestIndex[ow] = take ? tapIndex + ow * sw : bestIndex[ow];
         }
       }
     }
   }
 }
 
+// `withIndices` false: the indices output is left as it is (nothing reads it).
 template <typename T>
 void maxPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
-               std::vector<Tensor>& outputs) {
+               std::vector<Tensor>& outputs, bool withIndices) {
   Tensor x = inputs[0]->contiguous();
   PoolGeometry g(x, outputs[0], attrs);
   int64_t rows = g.planes * g.outH;
   parallelRanges(parallelParts(rows, g.outW * g.kernel[0] * g.kernel[1]), rows,
                  [&](int, int64_t first, int64_t last) {
-                   maxPoolRows<T>(g, x.dataAs<T>(), outputs[0].dataAs<T>(),
-                                  outputs[1].dataAs<int64_t>(), first, last);
+                   if (withIndices)
+                     maxPoolRows<T, true>(g, x.dataAs<T>(), outputs[0].dataAs<T>(),
+                                          outputs[1].dataAs<int64_t>(), first, last);
+                   else
+                     maxPoolRows<T, false>(g, x.dataAs<T>(), outputs[0].dataAs<T>(), nullptr, first,
+                                           last);
                  });
+}
+
+template <typename T>
+void maxPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+               std::vector<Tensor>& outputs) {
+  maxPool2d<T>(inputs, attrs, outputs, true);
 }
 
 // Each output's gradient goes to the input position its index names; planes are independent,
