@@ -17,7 +17,6 @@ from typing import Any, Callable
 
 import torch
 from functorch.compile import make_boxed_func
-from torch.multiprocessing.reductions import StorageWeakRef
 
 from . import _C
 from .config import Config, parse_fault
@@ -208,15 +207,15 @@ class CudaGraphedGraph:
     replay's outputs, alive.
 
     The outputs are the captured ones, not copies (a copy of a large output cost as much as the
-    kernel that computed it): each call hands out new tensors over the captured outputs' memory
-    and keeps a weak reference to their storage. A replay would overwrite what the caller still
-    holds, so a call replays a capture only when every output it handed out last time is gone;
-    when one is still alive (`y = f(x)` holds the last `y` while the next call runs, autograd
-    holds the saved activations until the backward), the call takes a second capture of the
-    signature, made then; when both are held, it runs uncaptured. A graph whose capture fails
-    (a step that must wait for the host) runs uncaptured from then on: when CUDA graphs were
-    asked for, it says so once on stderr (strict mode raises); either way the trace records why
-    (cuda_graph_stats.failure).
+    kernel that computed it): each call hands out new tensors sharing the captured outputs'
+    storage, whose use count says whether any of them is still held. A replay would overwrite
+    what the caller still holds, so a call replays a capture only when every output it handed
+    out last time is gone; when one is still alive (`y = f(x)` holds the last `y` while the next
+    call runs, autograd holds the saved activations until the backward), the call takes a
+    second capture of the signature, made then; when both are held, it runs uncaptured. A graph
+    whose capture fails (a step that must wait for the host) runs uncaptured from then on: when
+    CUDA graphs were asked for, it says so once on stderr (strict mode raises); either way the
+    trace records why (cuda_graph_stats.failure).
 
     A replay runs no per-kernel accounting, so the trace's kernel stats count only the calls
     launched one by one: the captures, replays and those calls go to the trace's
@@ -361,49 +360,71 @@ class CudaGraphedGraph:
         return _Capture(cuda_graph, static_inputs, static_outputs, captured_at)
 
 
+# How many tensors hold a storage (torch's own count, what its CUDA-graph trees read): a captured
+# output is free to be overwritten when its count is back to what the capture alone holds.
+_storage_use_count = torch._C._storage_Use_Count
+# Whether tensors sit at given addresses, in one C++ call (CUDA builds of torch); else a loop.
+_data_ptrs_equal = getattr(torch._C, "_tensors_data_ptrs_at_indices_equal", None)
+
+
 class _Capture:
     """One CUDA graph of a signature: its inputs and outputs where the capture left them, where
-    the inputs captured in place live, and weak references to the outputs it last handed out."""
+    the inputs captured in place live, and how many tensors hold each output's storage when
+    none the capture handed out is alive.
+
+    A replay hands out each output as a new tensor sharing the captured one's storage
+    (`detach()`: microseconds for dozens of outputs, where a tensor of its own over the same
+    memory cost several a piece) and nothing else: the storage's use count says whether the
+    caller still holds one of them, a view of one, or autograd a saved one."""
 
     def __init__(self, cuda_graph, static_inputs: list, static_outputs: list, at: tuple):
         self.cuda_graph = cuda_graph
         self.at = at
         self.read_in_place = [(i, address) for i, address in enumerate(at) if address is not None]
+        self.in_place_positions = [i for i, _ in self.read_in_place]
+        self.in_place_addresses = [address for _, address in self.read_in_place]
         positions = {id(s): i for i, s in enumerate(static_inputs)}
         # Per output: the position of the input it is (handed back as the caller's own tensor),
         # or None.
         self.input_of = [positions.get(id(out)) for out in static_outputs]
-        # The copied inputs' captured tensors; None where the caller's tensor is read in place
-        # (not held: a replay is given it at the same address).
-        self.inputs = [None if a is not None else s for s, a in zip(static_inputs, at)]
+        # The copied inputs' captured tensors, by position (the caller's tensor is read in place
+        # at the others: not held, a replay is given it at the same address).
+        self.copied = [
+            (i, s)
+            for i, (s, a) in enumerate(zip(static_inputs, at))
+            if a is None and isinstance(s, torch.Tensor)
+        ]
         self.outputs = [None if i is not None else o for o, i in zip(static_outputs, self.input_of)]
-        self.handed: list = []  # StorageWeakRef of each output the last replay handed out
+        # Per computed output: its storage, and the use count the capture's own tensor gives it.
+        self.storages = []
+        for out in self.outputs:
+            if isinstance(out, torch.Tensor):
+                cdata = out.untyped_storage()._cdata
+                self.storages.append((cdata, _storage_use_count(cdata)))
 
     def moved(self, args: tuple) -> list:
         """The inputs read in place that this call passes at another address."""
+        if _data_ptrs_equal is not None and _data_ptrs_equal(
+            list(args), self.in_place_addresses, self.in_place_positions
+        ):
+            return []
         return [i for i, address in self.read_in_place if args[i].data_ptr() != address]
 
     def free(self) -> bool:
-        return all(ref.expired() for ref in self.handed)
+        return all(_storage_use_count(cdata) == alone for cdata, alone in self.storages)
 
     def replay(self, args: tuple) -> list:
-        for static, arg in zip(self.inputs, args):
-            if isinstance(static, torch.Tensor):
-                static.copy_(arg)
+        for i, static in self.copied:
+            static.copy_(args[i])
         self.cuda_graph.replay()
-        results, self.handed = [], []
-        for out, position in zip(self.outputs, self.input_of):
-            if position is not None:
-                results.append(args[position])
-            elif isinstance(out, torch.Tensor):
-                # A tensor of its own over the output's memory, so its storage dies with the
-                # caller's last use of it (views included), not with the capture's.
-                mine = torch._C._from_dlpack(_to_dlpack(out))
-                self.handed.append(StorageWeakRef(mine.untyped_storage()))
-                results.append(mine)
-            else:
-                results.append(out)
-        return results
+        return [
+            args[position]
+            if position is not None
+            else out.detach()
+            if isinstance(out, torch.Tensor)
+            else out
+            for out, position in zip(self.outputs, self.input_of)
+        ]
 
 
 class BisectingGraph:
