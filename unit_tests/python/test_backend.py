@@ -443,3 +443,40 @@ def test_cuda_graphs_default_to_launch_plannings_choice(monkeypatch):
     monkeypatch.delenv("LOUPE_CUDA_GRAPHS")
     with pytest.raises(ValueError, match="cuda_graphs must be True, False or 'auto'"):
         Config.resolve({"cuda_graphs": "yes"})
+
+
+def test_a_capture_checks_the_addresses_it_reads_in_place_by_position(monkeypatch):
+    """A CUDA-graph capture reads some inputs in place and copies others; each replay checks
+    that the inputs read in place are where they were. Torch's one-call check (CUDA builds)
+    reads the expected address of input i at position i of the list it is given: with an input
+    copied in the middle, a call passing every tensor where it was moves nothing, and one
+    passing a tensor read in place elsewhere moves exactly that one. Runs on the CPU with the
+    helper's contract written out, and with the plain loop."""
+    import loupe.compiled as compiled
+
+    answers = []
+
+    def torchs_check(tensors, addresses, positions):  # torch/csrc/cuda/Module.cpp's loop
+        answers.append(all(tensors[i].data_ptr() == addresses[i] for i in positions))
+        return answers[-1]
+
+    args = tuple(torch.randn(4) for _ in range(4))
+    at = tuple(None if i == 1 else a.data_ptr() for i, a in enumerate(args))
+    static_inputs = [a.clone() if i == 1 else a for i, a in enumerate(args)]
+    outputs = [torch.randn(4), torch.randn(3)]
+    for check in (torchs_check, None):
+        monkeypatch.setattr(compiled, "_data_ptrs_equal", check)
+        capture = compiled._Capture(None, static_inputs, outputs, at)
+        assert [i for i, _ in capture.copied] == [1]
+        assert capture.moved(args) == []
+        assert check is None or answers[-1], "the one-call check must pass where nothing moved"
+        assert capture.moved((args[0], torch.randn(4), args[2], args[3])) == []  # copied: free
+        assert capture.moved((args[0], args[1], args[2], args[3].clone())) == [3]
+        # What it hands out holds the capture until the caller drops it, views included.
+        assert capture.free()
+        handed = [out.detach() for out in capture.outputs]
+        view = handed[0][1:]
+        del handed
+        assert not capture.free()
+        del view
+        assert capture.free()
