@@ -379,12 +379,11 @@ class _Capture:
 
     def __init__(self, cuda_graph, static_inputs: list, static_outputs: list, at: tuple):
         self.cuda_graph = cuda_graph
-        self.at = at
+        # By input position: the address read in place, or None for a copied input (a list:
+        # torch's one-call check reads `at[i]` for each position i it is given).
+        self.at = list(at)
         self.read_in_place = [(i, address) for i, address in enumerate(at) if address is not None]
-        # For the check in one call: the positions read in place, and the addresses by position
-        # (torch's helper reads `addresses[i]` for each listed position i).
         self.in_place_positions = [i for i, _ in self.read_in_place]
-        self.addresses = list(at)
         positions = {id(s): i for i, s in enumerate(static_inputs)}
         # Per output: the position of the input it is (handed back as the caller's own tensor),
         # or None.
@@ -407,7 +406,7 @@ class _Capture:
     def moved(self, args: tuple) -> list:
         """The inputs read in place that this call passes at another address."""
         if _data_ptrs_equal is not None and _data_ptrs_equal(
-            list(args), self.addresses, self.in_place_positions
+            list(args), self.at, self.in_place_positions
         ):
             return []
         return [i for i, address in self.read_in_place if args[i].data_ptr() != address]

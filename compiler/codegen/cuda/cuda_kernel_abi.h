@@ -60,13 +60,13 @@ constexpr int64_t kSplitPartialsOffset = kSplitCounterSlots * 4;
 // static and shorter gets no split entry.
 constexpr int64_t kSplitMinimumRow = int64_t{1} << 17;
 
-// What the host needs to plan a launch of a generated kernel.
 // The bit of pass `pass` in CudaKernelLayout::readInPasses (passes past the 64th share the
 // last bit).
 constexpr uint64_t passBit(int pass) {
   return uint64_t{1} << (pass < 63 ? pass : 63);
 }
 
+// What the host needs to plan a launch of a generated kernel.
 struct CudaKernelLayout {
   KernelSignature signature;
   size_t numInputs = 0;
