@@ -34,9 +34,11 @@ struct CpuCompilerOptions {
   std::string compiler; // empty: $LOUPE_CXX, else c++
   // The instruction set's flags (-march=..., vector math) are added to these (cpu_isa.h).
   // -fno-trapping-math (floating-point exception flags are not observed, as in torch) lets GCC
-  // evaluate both sides of a select, so loops with one (half conversions) vectorise.
+  // evaluate both sides of a select, so loops with one (half conversions) vectorise. -O2, not
+  // -O3: a third less compile time, which every cold first call waits for, and the same kernel
+  // speed (the hot loops are `omp simd`; docs/cpu-codegen.md, "Building").
   std::vector<std::string> flags = {
-      "-O3", "-fno-math-errno", "-fno-trapping-math", "-std=c++17", "-shared", "-fPIC", "-fopenmp"};
+      "-O2", "-fno-math-errno", "-fno-trapping-math", "-std=c++17", "-shared", "-fPIC", "-fopenmp"};
   // The instruction set kernels are compiled for: empty: $LOUPE_CPU_ISA, else the machine's own
   // ("native"); or "x86-64-v4", "x86-64-v3", "portable" (cpu_isa.h).
   std::string isa;
