@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <future>
 
 #include "compiler/codegen/cuda/cuda_library_kernels.h"
 #include "compiler/ir/error.h"
@@ -96,7 +97,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options) : options_(std::move(option
                            info.memoryClockKHz, info.memoryBusWidthBits);
   arch_ = cudaArch(options_.device);
   options_.compiler.arch = arch_;
-  fixed_ = std::make_unique<CudaFixedKernels>(options_.compiler, options_.device, multiprocessors_);
+  fixed_ = &CudaFixedKernels::forDevice(options_.compiler, options_.device, multiprocessors_);
 }
 
 CudaBackend::~CudaBackend() = default;
@@ -198,8 +199,20 @@ void CudaBackend::addGeneratedKernel(const std::string& kernel, const Node& node
       {kernel, describeCudaKernel(node), generateCudaKernelNamedByContent(node), {}, {}});
 }
 
+bool CudaBackend::addLibraryKernel(const Node& node) {
+  bool fixed = isCudaCopyOp(node.op()) || isCudaGatherOp(node, nullptr);
+  usesFixedKernels_ = usesFixedKernels_ || fixed;
+  return fixed;
+}
+
 std::map<std::string, KernelBuildRecord> CudaBackend::buildKernels() {
   std::map<std::string, KernelBuildRecord> records;
+  // The process's strided copy and row gather, when the graph runs one as a library kernel:
+  // built beside the graph's kernels (on a thread of its own), unless an earlier graph built
+  // them, so that its first call does not wait for NVRTC in the middle of the run. (A copy the
+  // runtime makes for a strided output builds them on first use.)
+  std::future<void> fixed;
+  if (usesFixedKernels_) fixed = std::async(std::launch::async, [this] { fixed_->prepare(); });
   if (kernels_.empty()) return records;
   cudaUseDevice(options_.device); // this may be a thread of its own
   std::vector<GeneratedCudaKernel> sources;

@@ -49,6 +49,7 @@ public:
   void beginRun() override;
   void addGeneratedKernel(const std::string& kernel, const Node& node,
                           const KernelChoice* choice) override;
+  bool addLibraryKernel(const Node& node) override;
   std::map<std::string, KernelBuildRecord> buildKernels() override;
   void launch(size_t index, const KernelBinding& bound, const std::vector<const Tensor*>& inputs,
               const std::vector<Tensor*>& outputs) override;
@@ -74,8 +75,9 @@ private:
   std::string arch_;
   void* stream_ = nullptr;
   std::vector<Kernel> kernels_;
-  std::unique_ptr<CudaFixedKernels> fixed_; // the strided copy and the row gather
-  Tensor workspace_;                        // cuBLASLt's, allocated on first use
+  CudaFixedKernels* fixed_ = nullptr; // the strided copy and the row gather: the process's
+  bool usesFixedKernels_ = false;     // a library kernel of the graph runs one of them
+  Tensor workspace_;                  // cuBLASLt's, allocated on first use
   // The split reductions' workspace: allocated when a launch first needs one, grown
   // geometrically, its counters zeroed once on allocation (each launch leaves them zero). The
   // buffers it outgrew stay alive with the backend: a CUDA graph captured earlier may still

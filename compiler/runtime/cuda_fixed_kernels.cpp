@@ -2,6 +2,7 @@
 #include "compiler/runtime/cuda_fixed_kernels.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,28 @@ CudaFixedKernels::CudaFixedKernels(NvrtcOptions options, int device, int multipr
 
 CudaFixedKernels::~CudaFixedKernels() = default;
 
+CudaFixedKernels& CudaFixedKernels::forDevice(const NvrtcOptions& options, int device,
+                                              int multiprocessors) {
+  static std::mutex mutex;
+  // Never destroyed: a module unloaded at exit could outlive the CUDA context.
+  static auto* byDevice = new std::map<int, std::unique_ptr<CudaFixedKernels>>;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<CudaFixedKernels>& kernels = (*byDevice)[device];
+  if (!kernels) kernels = std::make_unique<CudaFixedKernels>(options, device, multiprocessors);
+  return *kernels;
+}
+
+void CudaFixedKernels::prepare() {
+  try {
+    module();
+  } catch (const std::exception&) {
+    // Left for the first use, which builds again and reports why.
+  }
+}
+
 CudaFixedKernels::Module& CudaFixedKernels::module() {
+  if (Module* ready = ready_.load(std::memory_order_acquire)) return *ready;
+  std::lock_guard lock(mutex_);
   if (module_) return *module_;
   cudaUseDevice(device_);
   std::vector<std::string> entries = kCopyEntries;
@@ -137,6 +159,7 @@ CudaFixedKernels::Module& CudaFixedKernels::module() {
   for (size_t e = 0; e < kGatherEntries.size(); ++e)
     loaded->gathers[e] = load(kGatherEntries[e], sizeof(GatherArgs));
   module_ = std::move(loaded);
+  ready_.store(module_.get(), std::memory_order_release);
   return *module_;
 }
 

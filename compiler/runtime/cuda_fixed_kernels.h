@@ -1,10 +1,14 @@
 // The CUDA kernels that are not generated from a graph: the strided copy (a value copied between
 // layouts: an output that is a strided view, aten.clone of a strided tensor) and the row gather
-// (aten.embedding). Their source is fixed; one NVRTC build makes them all, on first use, cached
-// on disk like the generated kernels.
+// (aten.embedding). Their source is fixed; one NVRTC build makes them all, cached on disk like
+// the generated kernels, once per process and device: the first graph compiled for a device
+// builds them in the background beside its own kernels (CudaBackend::buildKernels), so no call
+// waits for them (a first use before that builds them then).
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/tensor/tensor.h"
@@ -17,6 +21,14 @@ public:
   // `options` (its arch the device's); `multiprocessors` sizes the grids.
   CudaFixedKernels(NvrtcOptions options, int device, int multiprocessors);
   ~CudaFixedKernels();
+
+  // The process's kernels for `device`, made by the first caller (with its options) and kept
+  // for the life of the process.
+  static CudaFixedKernels& forDevice(const NvrtcOptions& options, int device, int multiprocessors);
+
+  // Builds the kernels, or loads them from the kernel cache, unless that is done. A failure is
+  // not thrown here: the first use builds again and reports it. Safe from any thread.
+  void prepare();
 
   // to = from: one shape and dtype, any strides, rank at most kMaxRank, on `stream`.
   static constexpr size_t kMaxRank = 8;
@@ -31,12 +43,14 @@ public:
 
 private:
   struct Module;
-  Module& module();
+  Module& module(); // built on first need, under mutex_
 
   NvrtcOptions options_;
   int device_;
   int multiprocessors_;
+  std::mutex mutex_;
   std::unique_ptr<Module> module_;
+  std::atomic<Module*> ready_{nullptr}; // module_ once built: what a launch reads without a lock
 };
 
 } // namespace loupe

@@ -64,6 +64,10 @@ public:
   // index-th. `choice` is the plan's (its source is what the trace shows), or null.
   virtual void addGeneratedKernel(const std::string& kernel, const Node& node,
                                   const KernelChoice* choice) = 0;
+  // A library kernel the plan runs (hasLibraryKernel said yes), registered like the generated
+  // ones: true when buildKernels() prepares something for it, so that its first run does not
+  // wait (the CUDA row gather's NVRTC build).
+  virtual bool addLibraryKernel(const Node&) { return false; }
   // Builds them all; may run on another thread than the rest. By kernel name.
   virtual std::map<std::string, KernelBuildRecord> buildKernels() = 0;
   virtual void launch(size_t index, const KernelBinding& bound,

@@ -181,6 +181,7 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
   std::vector<GeneratedKernel> generated; // host kernels
   std::vector<std::string> generatedNames;
   size_t deviceKernels = 0;
+  bool preparesLibraryKernels = false; // the device's build has work for a library kernel
   for (const Node* node : graph_->nodes()) {
     Step step{node, StepKind::Reference, node->describe(), {}, registry_.find(node->op())};
     const KernelChoice* choice = nullptr;
@@ -214,6 +215,7 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
                (device ? device->hasLibraryKernel(*node, nullptr)
                        : hasCpuLibraryKernel(*node, nullptr))) {
       step.kind = StepKind::Library;
+      if (device && device->addLibraryKernel(*node)) preparesLibraryKernels = true;
     } else if (choice && choice->kind == KernelKind::Fallback) {
       step.kind = StepKind::Fallback;
     }
@@ -227,7 +229,8 @@ Executable::Executable(const Graph& graph, const Plan& plan, ExecutableOptions o
 
   if (options_.profile && device) peaks_ = device->peaks();
 
-  bool background = options_.buildKernelsInBackground && (!generated.empty() || deviceKernels != 0);
+  bool background = options_.buildKernelsInBackground &&
+                    (!generated.empty() || deviceKernels != 0 || preparesLibraryKernels);
   // Timed where it runs, so a background build's time leaves out the wait for it.
   auto build = [compiler = options_.compiler, kernels = std::move(generated),
                 names = std::move(generatedNames), device = options_.device] {

@@ -6,11 +6,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -45,7 +45,23 @@ struct Nvrtc {
   std::string version_; // "13.0"
   std::string why;      // when nothing loaded: every path tried and why it failed
   bool loaded = false;
+  bool splitCompile = false; // takes -split-compile (below)
 };
+
+constexpr const char* kSplitCompile = "-split-compile=0";
+constexpr NvrtcResult kInvalidOption = 5; // NVRTC_ERROR_INVALID_OPTION
+
+// Whether this NVRTC takes -split-compile: NVRTC 13 does; an older one is asked with an empty
+// program, once per process.
+bool takesSplitCompile(const Nvrtc& api, int major) {
+  if (major >= 13) return true;
+  NvrtcProgram program = nullptr;
+  if (api.createProgram(&program, "", "probe.cu", 0, nullptr, nullptr) != 0) return false;
+  const char* options[] = {kSplitCompile};
+  NvrtcResult result = api.compileProgram(program, 1, options);
+  api.destroyProgram(&program);
+  return result != kInvalidOption;
+}
 
 // NVRTC opens libnvrtc-builtins.so.<version> by name: loaded from a folder, its builtins must
 // be loaded from the same folder first, or every compile fails
@@ -102,6 +118,7 @@ Nvrtc loadNvrtc() {
     api.version_ = std::to_string(major) + "." + std::to_string(minor);
     api.path = candidate;
     api.loaded = true;
+    api.splitCompile = takesSplitCompile(api, major);
   };
   if (const char* path = std::getenv("LOUPE_NVRTC"); path && *path) attempt(path, true);
   attempt("libnvrtc.so.13", false);
@@ -264,8 +281,13 @@ KernelCache& NvrtcCompiler::cache() const {
 std::vector<std::string> NvrtcCompiler::compileOptions() const {
   // IEEE division and square root, denormals kept: results close to torch's kernels, which are
   // built without fast math.
-  return {"-arch=" + options_.arch, "--std=c++17",     "-default-device", "-ftz=false",
-          "-prec-div=true",         "-prec-sqrt=true", "-Xptxas=-v"};
+  std::vector<std::string> options{
+      "-arch=" + options_.arch, "--std=c++17",     "-default-device", "-ftz=false",
+      "-prec-div=true",         "-prec-sqrt=true", "-Xptxas=-v"};
+  // A kernel's entries optimised on threads of their own: the same machine code, in about half
+  // the wall time for a kernel of three entries (docs/cuda-codegen.md, "NVRTC").
+  if (nvrtc().splitCompile) options.push_back(kSplitCompile);
+  return options;
 }
 
 std::vector<CudaKernelBuild> NvrtcCompiler::build(const std::vector<GeneratedCudaKernel>& kernels) {
@@ -302,16 +324,33 @@ std::vector<CudaKernelBuild> NvrtcCompiler::build(const std::vector<GeneratedCud
       missing.push_back(i);
   }
 
-  // NVRTC programs compile concurrently (each thread its own program), `jobs` at a time.
+  // NVRTC programs compile concurrently (each thread its own program), up to `jobs` at once,
+  // each thread taking the next program as it finishes one; the longest sources go first, so
+  // the slowest compile does not start last.
+  std::vector<size_t> order(missing.size());
+  for (size_t m = 0; m < order.size(); ++m)
+    order[m] = m;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return kernels[missing[a]].source.size() > kernels[missing[b]].source.size();
+  });
   std::vector<Compiled> compiled(missing.size());
-  for (size_t from = 0; from < missing.size(); from += static_cast<size_t>(jobs_)) {
-    std::vector<std::future<Compiled>> running;
-    size_t to = std::min(missing.size(), from + static_cast<size_t>(jobs_));
-    for (size_t m = from; m < to; ++m)
-      running.push_back(std::async(std::launch::async, compile, std::cref(kernels[missing[m]]),
-                                   std::cref(options)));
-    for (size_t m = from; m < to; ++m)
-      compiled[m] = running[m - from].get();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t at = next++; at < order.size(); at = next++) {
+      try {
+        compiled[order[at]] = compile(kernels[missing[order[at]]], options);
+      } catch (const std::exception& error) { // out of memory: reported as that kernel's failure
+        compiled[order[at]].failure = error.what();
+      }
+    }
+  };
+  {
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < std::min(order.size(), static_cast<size_t>(jobs_)); ++t)
+      threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads)
+      thread.join();
   }
   for (size_t m = 0; m < missing.size(); ++m) {
     size_t i = missing[m];

@@ -214,6 +214,9 @@ TEST(NvrtcCompiler, EveryGeneratedKernelOfTheTestGraphsCompilesToAnSm90Cubin) {
     EXPECT_EQ(build.cubin.substr(0, 4), "\x7f"
                                         "ELF")
         << kernels[i].entries[0];
+    // Compiled several at once, longest first: each build is its own kernel's.
+    for (const std::string& entry : kernels[i].entries)
+      EXPECT_NE(build.cubin.find(entry), std::string::npos) << entry;
     ASSERT_EQ(build.entries.size(), kernels[i].entries.size());
     bool pointwise = kernels[i].strategy.starts_with("pointwise");
     for (const CudaEntryResources& entry : build.entries) {
