@@ -8,8 +8,10 @@
 Backends, each on a deep copy of the same initial model: eager, Inductor (`torch.compile(m)`),
 Inductor with `mode="reduce-overhead"` (CUDA graphs), Loupe (`backend="loupe"`: CUDA graphs where
 launch planning chooses them), Loupe with `options={"cuda_graphs": False}` (every graph launched
-one by one) and with `options={"cuda_graphs": True}` (every graph replayed). One backend failing
-never stops the run: its row says why.
+one by one) and with `options={"cuda_graphs": True}` (every graph replayed), and last Dynamo and
+aot_autograd alone (`dynamo+aot`: Loupe's aot_autograd set-up with compilers that return the
+graph as it is), whose first call is what any backend built on them pays before compiling
+anything, Inductor's included. One backend failing never stops the run: its row says why.
 
 Per case and backend (bench/README.md, "GPU benchmark", says how each is measured):
 
@@ -22,7 +24,8 @@ Per case and backend (bench/README.md, "GPU benchmark", says how each is measure
 - the speed-up over eager and the largest difference from eager (relative to eager's largest
   magnitude for bf16), so a fast wrong answer cannot win.
 
-A Markdown report goes to stdout (it pastes into bench/RESULTS.md), progress to stderr.
+The CUDA-speed targets are checked at the end, over the cases run (MET or NOT MET each, with the
+figure). A Markdown report goes to stdout (it pastes into bench/RESULTS.md), progress to stderr.
 """
 
 from __future__ import annotations
@@ -215,6 +218,16 @@ def place(case: Case, sizes: Sizes, device: torch.device) -> tuple[nn.Module, tu
 # --- the backends ----------------------------------------------------------------------------
 
 
+def dynamo_and_aot():
+    """Loupe's aot_autograd set-up (partitioner, decompositions) with compilers that return the
+    graph as it is: Dynamo and aot_autograd alone."""
+    from functorch.compile import make_boxed_func
+
+    from loupe.backend import aot_front_end
+
+    return aot_front_end(lambda _graph_kind: lambda gm, _inputs: make_boxed_func(gm.forward))
+
+
 @dataclass(frozen=True)
 class Backend:
     name: str
@@ -250,6 +263,7 @@ BACKENDS = [
         ),
         loupe=True,
     ),
+    Backend("dynamo+aot", lambda model, _trace: torch.compile(model, backend=dynamo_and_aot())),
 ]
 
 
@@ -684,6 +698,113 @@ def report(cells: list[Cell], info: dict, copy: Copy, sizes: Sizes, args) -> Non
         print(table(headers + ["of the first call"], rows))
 
 
+# The CUDA-speed targets on the H100 (bench/README.md).
+LATENCY_CASES_WITHIN = 1.0  # Loupe at or below Inductor (captured: reduce-overhead) on every case
+GEOMEAN_SPEEDUP = 1.1  # over Inductor, geometric mean
+COPY_SHARE = 0.9  # the pointwise chain and the softmax, of the device-to-device copy
+FIRST_CALL_SHARE = 0.25  # of Inductor's cold first call
+RECORDING_SHARE = 0.10  # of the first call
+BANDWIDTH_CASES = ("pointwise", "softmax")
+
+
+def goals(cells: list[Cell]) -> list[tuple[str, bool, str]]:
+    """Each target: what it asks, whether this run meets it, and the figure."""
+    by = {(c.case, c.backend): c for c in cells}
+    cases = list(dict.fromkeys(c.case for c in cells))
+
+    def pairs(mine: str, theirs: str) -> list[tuple[str, float]]:
+        out = []
+        for case in cases:
+            a, b = by.get((case, mine)), by.get((case, theirs))
+            if a and b and a.median_ms and b.median_ms:
+                out.append((case, a.median_ms / b.median_ms))
+        return out
+
+    def worst(ratios: list[tuple[str, float]]) -> str:
+        case, ratio = max(ratios, key=lambda r: r[1])
+        return f"worst {case} {ratio:.3f}"
+
+    def geomean_speedup(ratios: list[tuple[str, float]]) -> float:
+        return math.exp(-sum(math.log(r) for _, r in ratios) / len(ratios))
+
+    out = []
+    default, captured = (
+        pairs("loupe", "inductor"),
+        pairs("loupe cuda_graphs", "inductor reduce-overhead"),
+    )
+    if default:
+        out.append(
+            (
+                "latency at or below Inductor on every case (Loupe's default row)",
+                all(r <= LATENCY_CASES_WITHIN for _, r in default),
+                worst(default),
+            )
+        )
+        out.append(
+            (
+                f"geometric mean at least {GEOMEAN_SPEEDUP}x Inductor's (default row)",
+                geomean_speedup(default) >= GEOMEAN_SPEEDUP,
+                f"{geomean_speedup(default):.2f}x",
+            )
+        )
+    if captured:
+        out.append(
+            (
+                "every graph captured at or below reduce-overhead on every case",
+                all(r <= LATENCY_CASES_WITHIN for _, r in captured),
+                f"{worst(captured)}; geometric mean {geomean_speedup(captured):.2f}x",
+            )
+        )
+    for case in BANDWIDTH_CASES:
+        cell = by.get((case, "loupe"))
+        if cell and cell.of_copy is not None:
+            device = shown(cell.device_of_copy, ".0%")
+            out.append(
+                (
+                    f"{case} at {COPY_SHARE:.0%} of the copy's bandwidth or more (by the median)",
+                    cell.of_copy >= COPY_SHARE,
+                    f"{cell.of_copy:.0%} by the median, {device} by device time",
+                )
+            )
+    firsts = []
+    for case in cases:
+        mine, theirs = by.get((case, "loupe")), by.get((case, "inductor"))
+        floor = by.get((case, "dynamo+aot"))
+        if mine and theirs and mine.first_call_s and theirs.first_call_s:
+            share = mine.first_call_s / theirs.first_call_s
+            alone = (
+                floor.first_call_s / theirs.first_call_s if floor and floor.first_call_s else None
+            )
+            firsts.append((case, share, alone))
+    if firsts:
+        case, share, alone = max(firsts, key=lambda f: f[1])
+        out.append(
+            (
+                f"first call at most {FIRST_CALL_SHARE} of Inductor's",
+                share <= FIRST_CALL_SHARE,
+                f"worst {case} {share:.2f}"
+                + (f", where Dynamo and aot_autograd alone take {alone:.2f}" if alone else "")
+                + "; "
+                + ", ".join(f"{c} {s:.2f}" for c, s, _ in firsts),
+            )
+        )
+    shares = []
+    for c in cells:
+        if c.record_on_ms is not None and c.record_off_ms is not None and c.first_call_s:
+            recording = c.record_on_ms - c.record_off_ms
+            shares.append((c.case, recording / (c.first_call_s * 1e3 - recording)))
+    if shares:
+        case, share = max(shares, key=lambda s: s[1])
+        out.append(
+            (
+                f"recording at most {RECORDING_SHARE:.0%} of the first call",
+                share <= RECORDING_SHARE,
+                f"worst {case} {share:+.1%}",
+            )
+        )
+    return out
+
+
 def main() -> int:
     names = [c.name for c in CASES]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -737,6 +858,9 @@ def main() -> int:
     ]
     derive(cells, copy)
     report(cells, info, copy, sizes, args)
+    print("\n### Goals\n")
+    for goal, met, figure in goals(cells):
+        print(f"- {goal}: {'MET' if met else 'NOT MET'} ({figure})")
     print(f"\nbench wall time {time.perf_counter() - start:.0f} s")
     if args.json:
         document = {
