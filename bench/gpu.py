@@ -56,6 +56,10 @@ DEVICE_TIMED_CALLS = 10
 os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(SCRATCH / "inductor")
 os.environ["TRITON_CACHE_DIR"] = str(SCRATCH / "triton")
+# NVRTC keeps what it compiled in the CUDA cache (~/.nv/ComputeCache by default) where a driver
+# is present: a later process compiling the same kernels gets them back in a few milliseconds.
+# A fresh one for the process, as for Triton.
+os.environ["CUDA_CACHE_PATH"] = str(SCRATCH / "cuda")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # GPT-2 is built from a config: nothing to fetch
 
 import torch  # noqa: E402

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "compiler/codegen/cpu/library_kernels.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/ir/error.h"
 #include "compiler/runtime/cuda/cuda_driver.h"
 #include "compiler/runtime/cuda_backend.h"
@@ -141,6 +142,9 @@ nb::dict CompiledGraph::stats() const {
 }
 
 void bindCompiledGraph(nb::module_& m) {
+  m.def("start_nvrtc", &startNvrtc,
+        "Starts NVRTC on a thread of its own (once per process) and returns at once, so that "
+        "its one-time start-up overlaps what comes before a GPU graph's kernels are built.");
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def(nb::init<const std::string&, const std::vector<std::string>&, bool, PythonFallback,
                     Trace*, int64_t, const std::string&, int, double, const std::string&,

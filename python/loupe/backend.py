@@ -21,6 +21,7 @@ import torch
 from functorch.compile import min_cut_rematerialization_partition
 from torch._dynamo.backends.common import aot_autograd
 
+from . import _C
 from .compiled import compile_graph
 from .config import Config
 from .decompositions import decompositions
@@ -59,6 +60,9 @@ def loupe_backend(gm: torch.fx.GraphModule, example_inputs: list, options=None, 
     point). `mode` "reduce-overhead" captures CUDA graphs; other modes change nothing."""
     config = Config.resolve(options, mode)
     names = dynamo_input_names(gm)
+    if any(isinstance(x, torch.Tensor) and x.is_cuda for x in example_inputs):
+        # NVRTC's one-time start-up, on a thread of its own while aot_autograd traces.
+        _C.start_nvrtc()
 
     def compiler(graph_kind: str):
         def compile_one(g: torch.fx.GraphModule, inputs: list) -> Callable:

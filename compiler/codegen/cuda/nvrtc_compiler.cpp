@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -228,6 +229,15 @@ bool nvrtcAvailable(std::string* why) {
   const Nvrtc& api = nvrtc();
   if (why) *why = api.loaded ? "NVRTC " + api.version_ + " from " + api.path : api.why;
   return api.loaded;
+}
+
+void startNvrtc() {
+  // Waited for by the static's destructor at exit, so NVRTC is never mid-compile then.
+  static std::future<void> started = std::async(std::launch::async, [] {
+    if (!nvrtcAvailable(nullptr)) return;
+    GeneratedCudaKernel empty{"extern \"C\" __global__ void loupe_start() {}", {"loupe_start"}, ""};
+    compile(empty, NvrtcCompiler().compileOptions());
+  });
 }
 
 std::vector<CudaEntryResources> parsePtxasResources(const std::string& log,

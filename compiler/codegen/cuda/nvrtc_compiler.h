@@ -47,6 +47,13 @@ struct NvrtcOptions {
 // soname, /usr/local/cuda/lib64, then the folders of $LOUPE_CUDA_LIBRARY_PATH (colon-separated).
 bool nvrtcAvailable(std::string* why);
 
+// Starts NVRTC on a thread of its own, once per process, and returns at once: it loads the
+// library and compiles an empty program with Loupe's options, so that NVRTC's one-time start-up
+// (about 0.17 s of the first compile of a process on an H100's host) overlaps whatever the
+// caller does next (the Python adapter calls it when Dynamo hands over a graph on a GPU, before
+// aot_autograd traces it). Without NVRTC it does nothing.
+void startNvrtc();
+
 // ptxas's -v report in an NVRTC log, per entry named in `entries` (in that order; an entry the
 // log does not mention keeps zeros).
 std::vector<CudaEntryResources> parsePtxasResources(const std::string& log,
