@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compiler/codegen/cpu/cpu_codegen.h"
@@ -60,6 +61,11 @@ class StandInDevice : public DeviceBackend {
 public:
   std::map<std::string, int> calls;
   std::vector<Tensor> scratches; // what each library call was handed
+  // Whether its matmul has something to prepare in buildKernels (as CUDA's row gather has),
+  // the library ops it was told of, and the thread buildKernels ran on.
+  bool matmulPrepares = false;
+  std::vector<std::string> libraryOps;
+  std::thread::id buildThread;
 
   Device device() const override { return kCuda0; }
   Tensor allocate(DType dtype, const std::vector<int64_t>& shape) override {
@@ -94,7 +100,13 @@ public:
     signatures_.push_back(describeKernel(node));
     names_.push_back(kernel);
   }
+  bool addLibraryKernel(const Node& node) override {
+    libraryOps.push_back(node.op());
+    return matmulPrepares && node.op() == "aten.mm";
+  }
   std::map<std::string, KernelBuildRecord> buildKernels() override {
+    buildThread = std::this_thread::get_id();
+    ++calls["build"];
     CpuCompilerOptions options;
     options.cacheDir = testCacheDir();
     functions_ = CpuCompiler(options).load(sources_);
@@ -217,6 +229,36 @@ TEST(DeviceBackend, AGraphForCudaRunsThroughTheBackendAndMatchesTheHost) {
   EXPECT_FALSE(onDevice.executable->kernelBuilds().empty());
   for (const auto& [name, build] : onDevice.executable->kernelBuilds())
     EXPECT_EQ(build.resources, "sm_00, stand-in") << name;
+}
+
+// A graph of library kernels alone builds in the background when the backend has something to
+// prepare for one of them (the CUDA row gather's NVRTC build), so its first run does not wait
+// in the middle for it; with nothing to prepare it builds at once, as before.
+TEST(DeviceBackend, ALibraryKernelWithSomethingToPrepareIsBuiltInTheBackground) {
+  constexpr const char* kProduct = R"(
+graph @g(%x: f32[4,8]<cuda:0>, %w: f32[8,4]<cuda:0>) -> (f32[4,4]<cuda:0>) {
+  %y = aten.mm(%x, %w) : f32[4,4]<cuda:0>
+  return %y
+}
+)";
+  for (bool prepares : {true, false}) {
+    auto device = std::make_shared<StandInDevice>();
+    device->matmulPrepares = prepares;
+    CompileOptions o = options(device);
+    o.executable.buildKernelsInBackground = true;
+    CompileResult compiled = compileGraph(kProduct, "product.lir", o);
+    ASSERT_TRUE(compiled.ok()) << compiled.error->message;
+    EXPECT_EQ(device->libraryOps, std::vector<std::string>{"aten.mm"});
+    compiled.executable->waitForKernels();
+    EXPECT_EQ(device->calls["build"], 1);
+    EXPECT_EQ(device->buildThread != std::this_thread::get_id(), prepares)
+        << (prepares ? "prepared on the caller's thread" : "built in the background");
+    std::vector<Tensor> host = {randomTensor(DType::F32, {4, 8}, 1),
+                                randomTensor(DType::F32, {8, 4}, 2)};
+    std::vector<Tensor> got = compiled.executable->run(toDevice(*device, host));
+    EXPECT_EQ(device->calls["library"], 1);
+    EXPECT_EQ(got.at(0).device(), kCuda0);
+  }
 }
 
 TEST(DeviceBackend, ARunsComputedOutputsShareOneAllocation) {
