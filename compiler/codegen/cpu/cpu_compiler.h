@@ -36,7 +36,7 @@ struct CpuCompilerOptions {
   // -fno-trapping-math (floating-point exception flags are not observed, as in torch) lets GCC
   // evaluate both sides of a select, so loops with one (half conversions) vectorise. -O2, not
   // -O3: a third less compile time, which every cold first call waits for, and the same kernel
-  // speed (the hot loops are `omp simd`; docs/cpu-codegen.md, "Building").
+  // speed (the hot loops are `omp simd`; docs/cpu-codegen.md, "`-O2`, not `-O3`").
   std::vector<std::string> flags = {
       "-O2", "-fno-math-errno", "-fno-trapping-math", "-std=c++17", "-shared", "-fPIC", "-fopenmp"};
   // The instruction set kernels are compiled for: empty: $LOUPE_CPU_ISA, else the machine's own
