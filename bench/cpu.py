@@ -60,14 +60,12 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(SCRATCH / "inductor")
 os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
 
 import torch  # noqa: E402
-from functorch.compile import make_boxed_func  # noqa: E402
-
-import loupe.backend as loupe_backend  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit_tests" / "python"))
 import models as model_zoo  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from front_end import dynamo_and_aot_only  # noqa: E402
 from recording import captured, recording_cost  # noqa: E402
 from recording import install as capture_loupe_graphs  # noqa: E402
 
@@ -201,17 +199,6 @@ class Row:
     top_kernels: list[tuple[str, str, float]] = field(default_factory=list)
     record_on_ms: float = 0.0
     record_off_ms: float = 0.0
-
-
-def dynamo_and_aot_only():
-    """A backend that is Loupe's aot_autograd set-up (partitioner, decompositions) with compilers
-    that return the graph as it is: its first call is what any backend built on Dynamo and
-    aot_autograd pays before compiling anything, Loupe and Inductor alike."""
-
-    def as_is(gm, _inputs):
-        return make_boxed_func(gm.forward)
-
-    return loupe_backend.aot_front_end(lambda _graph_kind: as_is)
 
 
 def fresh_compile(model, backend, options: dict | None = None):

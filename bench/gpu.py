@@ -222,16 +222,6 @@ def place(case: Case, sizes: Sizes, device: torch.device) -> tuple[nn.Module, tu
 # --- the backends ----------------------------------------------------------------------------
 
 
-def dynamo_and_aot():
-    """Loupe's aot_autograd set-up (partitioner, decompositions) with compilers that return the
-    graph as it is: Dynamo and aot_autograd alone."""
-    from functorch.compile import make_boxed_func
-
-    from loupe.backend import aot_front_end
-
-    return aot_front_end(lambda _graph_kind: lambda gm, _inputs: make_boxed_func(gm.forward))
-
-
 @dataclass(frozen=True)
 class Backend:
     name: str
@@ -267,7 +257,9 @@ BACKENDS = [
         ),
         loupe=True,
     ),
-    Backend("dynamo+aot", lambda model, _trace: torch.compile(model, backend=dynamo_and_aot())),
+    Backend(
+        "dynamo+aot", lambda model, _trace: torch.compile(model, backend=dynamo_and_aot_only())
+    ),
 ]
 
 
@@ -409,6 +401,7 @@ try:
     import loupe.compiled as loupe_compiled
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from front_end import dynamo_and_aot_only
     from recording import captured, recording_cost
     from recording import install as capture_loupe_graphs
 
@@ -596,6 +589,14 @@ def shown(value: float | None, form: str) -> str:
     return "-" if value is None else format(value, form)
 
 
+def recording_share(cell: Cell) -> float | None:
+    """What recording adds to the row's first call: its cost over the same call without it."""
+    if cell.record_on_ms is None or cell.record_off_ms is None or not cell.first_call_s:
+        return None
+    recording = cell.record_on_ms - cell.record_off_ms
+    return recording / (cell.first_call_s * 1e3 - recording)
+
+
 def row(cell: Cell) -> list[str]:
     latency, notes = shown(cell.median_ms, ".3f"), [n for n in cell.notes if n]
     if cell.failure and cell.median_ms is None:
@@ -687,7 +688,7 @@ def report(cells: list[Cell], info: dict, copy: Copy, sizes: Sizes, args) -> Non
         rows = []
         for c in recorded:
             recording = c.record_on_ms - c.record_off_ms
-            share = recording / (c.first_call_s * 1e3 - recording) if c.first_call_s else None
+            share = recording_share(c)
             rows.append(
                 [
                     c.case,
@@ -792,11 +793,7 @@ def goals(cells: list[Cell]) -> list[tuple[str, bool, str]]:
                 + ", ".join(f"{c} {s:.2f}" for c, s, _ in firsts),
             )
         )
-    shares = []
-    for c in cells:
-        if c.record_on_ms is not None and c.record_off_ms is not None and c.first_call_s:
-            recording = c.record_on_ms - c.record_off_ms
-            shares.append((c.case, recording / (c.first_call_s * 1e3 - recording)))
+    shares = [(c.case, share) for c in cells if (share := recording_share(c)) is not None]
     if shares:
         case, share = max(shares, key=lambda s: s[1])
         out.append(
