@@ -88,6 +88,41 @@ def pool_cases(name, x, kernel, stride, padding=0) -> list[Case]:
     ]
 
 
+def avg_pool_cases(name, x, kernel, stride, padding=0) -> list[Case]:
+    """avg_pool2d and its backward (count_include_pad, as nn.AvgPool2d)."""
+    window = ([kernel] * 2, [stride] * 2, [padding] * 2, False, True, None)
+    out = aten.avg_pool2d(torch.empty(x, device="meta"), *window).shape
+    return [
+        Case(
+            "pool", f"avg_pool {name}", lambda x: aten.avg_pool2d(x, *window), lambda: [randn(*x)]
+        ),
+        Case(
+            "pool",
+            f"avg_pool backward {name}",
+            lambda g, x: aten.avg_pool2d_backward(g, x, *window),
+            lambda: [randn(*out), randn(*x)],
+        ),
+    ]
+
+
+def adaptive_avg_pool_cases(name, x, size) -> list[Case]:
+    out = [*x[:-2], size, size]
+    return [
+        Case(
+            "pool",
+            f"adaptive_avg_pool {name}",
+            lambda x: aten._adaptive_avg_pool2d(x, [size, size]),
+            lambda: [randn(*x)],
+        ),
+        Case(
+            "pool",
+            f"adaptive_avg_pool backward {name}",
+            aten._adaptive_avg_pool2d_backward,
+            lambda: [randn(*out), randn(*x)],
+        ),
+    ]
+
+
 def layer_norm_cases(rows: int, width: int) -> list[Case]:
     def backward_inputs():
         x = randn(rows, width)
@@ -221,6 +256,24 @@ def cases() -> list[Case]:
         *pool_cases("2x2 [16,32,64,64]", [16, 32, 64, 64], 2, 2),
         *pool_cases("2x2 [16,64,32,32]", [16, 64, 32, 32], 2, 2),
         *pool_cases("3x3 s2 p1 [8,64,112,112]", [8, 64, 112, 112], 3, 2, 1),
+        # A MobileNet block's 2x2 average pooling, a ResNet stage's, VGG's adaptive 7x7.
+        *avg_pool_cases("2x2 [16,128,56,56]", [16, 128, 56, 56], 2, 2),
+        *avg_pool_cases("3x3 s1 p1 [8,64,56,56]", [8, 64, 56, 56], 3, 1, 1),
+        *adaptive_avg_pool_cases("7x7 [8,512,14,14]", [8, 512, 14, 14], 7),
+        # Training dropout over a BERT layer's activations (4 x 128 tokens, width 256 and 1024).
+        # Masks differ from torch's (another generator): the max diff column is not a check.
+        Case(
+            "dropout",
+            "native_dropout p=0.1 [4,128,1024]",
+            lambda x: aten.native_dropout(x, 0.1, True),
+            lambda: [randn(4, 128, 1024)],
+        ),
+        Case(
+            "dropout",
+            "native_dropout p=0.1 [4,4,128,128]",
+            lambda x: aten.native_dropout(x, 0.1, True),
+            lambda: [randn(4, 4, 128, 128)],
+        ),
         # The attention block: 8 sequences of 256 tokens, 8 heads of 64.
         Case(
             "bmm",
@@ -310,7 +363,7 @@ def implementations(compiled) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--ops", default="conv,pool,bmm,mm,norm,row,attention", help="groups to run"
+        "--ops", default="conv,pool,bmm,mm,norm,row,attention,dropout", help="groups to run"
     )
     parser.add_argument("--match", default="", help="only the calls whose name contains this")
     parser.add_argument("--runs", type=int, default=30, help="timed calls each (default 30)")

@@ -6,11 +6,10 @@
 // reference. Keeping the two on one line of a table is what keeps them the same formula.
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <numbers>
-#include <random>
 
 #include "compiler/ir/error.h"
+#include "compiler/ops/dropout_mask.h"
 #include "compiler/ops/graph_builder.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/pointwise.h"
@@ -645,17 +644,11 @@ void addTrueDivide(OpRegistry& registry, const std::vector<BinaryOp>& binaries) 
 
 // ---- dropout
 //
-// The mask comes from one process-wide generator with a fixed seed: a run is reproducible and
-// each call draws a fresh mask, but the masks are not torch's (a different generator), so
-// results equal eager only when dropout is off (p == 0 or train == false). native_dropout is
-// impure: CSE must not merge two draws, nor DCE drop one (it advances the generator).
-
-std::mt19937_64& dropoutGenerator(std::unique_lock<std::mutex>& lock) {
-  static std::mutex mutex;
-  static std::mt19937_64 generator(0x5eed);
-  lock = std::unique_lock(mutex);
-  return generator;
-}
+// The masks come from a counter-based stream of Loupe's own (dropout_mask.h): a run is
+// reproducible and each call draws a fresh mask, but the masks are not torch's (a different
+// generator), so results equal eager only when dropout is off (p == 0 or train == false).
+// native_dropout is impure: CSE must not merge two draws, nor DCE drop one (it advances the
+// stream). Its library kernel (compiler/codegen/cpu/library/dropout.h) draws the same masks.
 
 void addDropout(OpRegistry& registry) {
   OpInfo info;
@@ -665,7 +658,8 @@ void addDropout(OpRegistry& registry) {
   info.attrs = {{"p", std::nullopt}, {"train", NoneAttr{}}};
   info.pure = false;
   info.summary = "input with elements zeroed with probability p and the rest scaled by 1/(1-p), "
-                 "and the bool mask of kept elements (seeded generator: masks differ from torch)";
+                 "and the bool mask of kept elements (Loupe's counter-based stream: masks differ "
+                 "from torch)";
   info.infer = [](const std::vector<const Type*>& operands, const AttrMap&) {
     const TensorType& input = tensorOperand(operands, 0, "aten.native_dropout");
     if (!isFloating(input.dtype))
@@ -679,12 +673,11 @@ void addDropout(OpRegistry& registry) {
     const double p = attrs.getFloat("p");
     // torch treats an absent `train` as training
     const bool train = attrs.isNone("train") || attrs.getBool("train");
-    std::unique_lock<std::mutex> lock;
-    std::mt19937_64& generator = dropoutGenerator(lock);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const Tensor& input = *inputs[0];
+    const uint64_t first = train ? reserveDropoutDraws(static_cast<uint64_t>(input.numel())) : 0;
+    const uint64_t threshold = dropoutThreshold(p);
     for (int64_t i = 0; i < input.numel(); ++i) {
-      const bool keep = !train || uniform(generator) >= p;
+      const bool keep = !train || dropoutKeeps(first + static_cast<uint64_t>(i), threshold);
       outputs[0].set(i, keep ? (train ? input.at(i) / (1 - p) : input.at(i)) : 0.0);
       outputs[1].set(i, keep ? 1.0 : 0.0);
     }

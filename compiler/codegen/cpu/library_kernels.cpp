@@ -7,8 +7,10 @@
 #include <omp.h>
 
 #include "compiler/codegen/cpu/library/attention.h"
+#include "compiler/codegen/cpu/library/avg_pool.h"
 #include "compiler/codegen/cpu/library/blas.h"
 #include "compiler/codegen/cpu/library/concatenate.h"
+#include "compiler/codegen/cpu/library/dropout.h"
 #include "compiler/codegen/cpu/library/embedding.h"
 #include "compiler/codegen/cpu/library/im2col_convolution.h"
 #include "compiler/codegen/cpu/library/max_pool.h"
@@ -131,13 +133,15 @@ bool isBlasDType(DType dtype) {
 
 // What each floating-point library kernel records and runs; the index tensors of max pooling
 // (its second result, its backward's third operand) and of the embeddings (their second
-// operand) are i64, every other value is in the first result's dtype. `precision` is "f32" or
+// operand) are i64, dropout's mask (its second result) bool, every other value is in the first
+// result's dtype. `precision` is "f32" or
 // "f64".
 struct FloatKernel {
   const char* op;
   std::function<CpuLibraryKernel(const std::string& precision)> describe;
   KernelFn f32, f64;
   std::optional<size_t> indexOperand = std::nullopt, indexResult = std::nullopt;
+  DType indexDType = DType::I64; // a mask's: bool
 };
 
 // A kernel named `name` that computes `what` in the input's precision.
@@ -202,6 +206,23 @@ const std::vector<FloatKernel>& floatKernels() {
          inPrecision("max-pool-backward", "scatter of each gradient to its argmax",
                      "a scatter is not a kernel the code generator handles"),
          &maxPool2dBackward<float>, &maxPool2dBackward<double>, 2},
+        {"aten.avg_pool2d",
+         inPrecision("avg-pool", "window sums",
+                     "pooling windows are not a reduction the code generator handles"),
+         &avgPool2d<float>, &avgPool2d<double>},
+        {"aten.avg_pool2d_backward",
+         inPrecision("avg-pool-backward", "each gradient's share spread over its window",
+                     "a scatter over overlapping windows is not a kernel the code generator "
+                     "handles"),
+         &avgPool2dBackward<float>, &avgPool2dBackward<double>},
+        {"aten._adaptive_avg_pool2d",
+         inPrecision("adaptive-avg-pool", "cell sums",
+                     "pooling windows are not a reduction the code generator handles"),
+         &adaptiveAvgPool2d<float>, &adaptiveAvgPool2d<double>},
+        {"aten._adaptive_avg_pool2d_backward",
+         inPrecision("adaptive-avg-pool-backward", "each gradient's share spread over its cell",
+                     "a scatter over cells is not a kernel the code generator handles"),
+         &adaptiveAvgPool2dBackward<float>, &adaptiveAvgPool2dBackward<double>},
         {"aten.native_batch_norm_backward", normBackward("batch-norm", "sums in double"),
          &batchNormBackward<float>, &batchNormBackward<double>},
         {"aten.native_layer_norm_backward",
@@ -216,6 +237,10 @@ const std::vector<FloatKernel>& floatKernels() {
          inPrecision("embedding-backward", "row sums",
                      "a scatter-add of rows is not a kernel the code generator handles"),
          &embeddingDenseBackward<float>, &embeddingDenseBackward<double>, 1},
+        {"aten.native_dropout",
+         inPrecision("dropout", "masks hashed from their stream positions, in parallel",
+                     "a random draw is not an op the code generator handles"),
+         &dropout<float>, &dropout<double>, std::nullopt, 1, DType::Bool},
         {"aten._scaled_dot_product_flash_attention_for_cpu", attentionKernel(""), &attention<float>,
          &attention<double>},
         {"aten._scaled_dot_product_flash_attention_for_cpu_backward", attentionKernel("-backward"),
@@ -293,12 +318,13 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     return no("library kernels compute in f32 or f64 only, not " + std::string(dtypeName(dtype)));
   for (size_t i = 0; i < node.numOperands(); ++i)
     if (const Value* operand = node.operand(i);
-        operand && !hasDType(operand, kernel->indexOperand == i ? DType::I64 : dtype))
-      return no(kernel->indexOperand == i ? "the indices operand must be i64"
-                                          : "library kernels need every operand in the result's "
-                                            "dtype");
+        operand && !hasDType(operand, kernel->indexOperand == i ? kernel->indexDType : dtype))
+      return no(kernel->indexOperand == i
+                    ? "the indices operand must be " + std::string(dtypeName(kernel->indexDType))
+                    : "library kernels need every operand in the result's "
+                      "dtype");
   for (size_t i = 0; i < node.numResults(); ++i)
-    if (!hasDType(node.result(i), kernel->indexResult == i ? DType::I64 : dtype))
+    if (!hasDType(node.result(i), kernel->indexResult == i ? kernel->indexDType : dtype))
       return no("library kernels need every result in the first result's dtype");
   if (op.starts_with("aten.convolution")) {
     if (!isTwoDConvolution(node)) return no("only 2-D convolution has a library kernel");
