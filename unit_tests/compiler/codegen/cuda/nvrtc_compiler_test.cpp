@@ -130,6 +130,36 @@ graph @residual_layer_norm(%x: bf16[s0,1024]<cuda:0>, %h: bf16[s0,1024]<cuda:0>,
   %y, %mean, %rstd = aten.native_layer_norm(%a, %w, %b) {eps=1e-05, normalized_shape=[1024]} : (bf16[s0,1024]<cuda:0>, f32[s0,1]<cuda:0>, f32[s0,1]<cuda:0>)
   return %y
 })");
+  // Every unary math function of the prelude, each a CUDA math library call.
+  graphs.push_back(R"(
+graph @math_functions(%x: f32[64]) -> (f32[64]) {
+  %tan = aten.tan(%x) : f32[64]
+  %asin = aten.asin(%x) : f32[64]
+  %acos = aten.acos(%x) : f32[64]
+  %atan = aten.atan(%x) : f32[64]
+  %sinh = aten.sinh(%x) : f32[64]
+  %cosh = aten.cosh(%x) : f32[64]
+  %asinh = aten.asinh(%x) : f32[64]
+  %acosh = aten.acosh(%x) : f32[64]
+  %atanh = aten.atanh(%x) : f32[64]
+  %log2 = aten.log2(%x) : f32[64]
+  %log10 = aten.log10(%x) : f32[64]
+  %exp2 = aten.exp2(%x) : f32[64]
+  %erfc = aten.erfc(%x) : f32[64]
+  %s0 = aten.add.Tensor(%tan, %asin) {alpha=1} : f32[64]
+  %s1 = aten.add.Tensor(%s0, %acos) {alpha=1} : f32[64]
+  %s2 = aten.add.Tensor(%s1, %atan) {alpha=1} : f32[64]
+  %s3 = aten.add.Tensor(%s2, %sinh) {alpha=1} : f32[64]
+  %s4 = aten.add.Tensor(%s3, %cosh) {alpha=1} : f32[64]
+  %s5 = aten.add.Tensor(%s4, %asinh) {alpha=1} : f32[64]
+  %s6 = aten.add.Tensor(%s5, %acosh) {alpha=1} : f32[64]
+  %s7 = aten.add.Tensor(%s6, %atanh) {alpha=1} : f32[64]
+  %s8 = aten.add.Tensor(%s7, %log2) {alpha=1} : f32[64]
+  %s9 = aten.add.Tensor(%s8, %log10) {alpha=1} : f32[64]
+  %s10 = aten.add.Tensor(%s9, %exp2) {alpha=1} : f32[64]
+  %s11 = aten.add.Tensor(%s10, %erfc) {alpha=1} : f32[64]
+  return %s11
+})");
   // Single-pass reductions over symbolic rows: each kernel also has the split entry.
   graphs.push_back(R"(
 graph @split_reductions(%x: f32[s0,s1], %b: bf16[s0,s1]) -> (f32[s0], f32[s0], f32[s0], f32[s0], bf16[s0], bf16[s1]) {
