@@ -751,8 +751,7 @@ OpInfo viewBackwardOp(std::string name, std::string forward, std::vector<AttrSpe
   info.reference = [forward](const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
                              std::vector<Tensor>& outputs) {
     Tensor& out = outputs[0];
-    for (int64_t i = 0; i < out.numel(); ++i)
-      out.set(i, 0.0);
+    out.fill(0.0);
     viewOp(forward).view(out, attrs).copyFrom(*inputs[0]);
   };
   return info;

@@ -262,8 +262,12 @@ void registerFactoryOps(OpRegistry& registry) {
                                                   const AttrMap& attrs) {
       return std::vector<Type>{type(name, operands, attrs)};
     };
-    info.reference = [value = op.value](const std::vector<const Tensor*>&, const AttrMap& attrs,
-                                        std::vector<Tensor>& outputs) {
+    // Every op but arange writes one value everywhere: converted once, its bytes copied.
+    bool constant = op.value != rangeElement;
+    info.reference = [value = op.value, constant](const std::vector<const Tensor*>&,
+                                                  const AttrMap& attrs,
+                                                  std::vector<Tensor>& outputs) {
+      if (constant) return outputs[0].fill(value(attrs, 0));
       for (int64_t i = 0; i < outputs[0].numel(); ++i)
         outputs[0].set(i, value(attrs, i));
     };

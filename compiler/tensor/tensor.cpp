@@ -1,5 +1,6 @@
 #include "compiler/tensor/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -306,6 +307,25 @@ Tensor Tensor::to(DType dtype) const {
   Tensor t = empty(dtype, shape_);
   t.copyFrom(*this);
   return t;
+}
+
+void Tensor::fill(double value) {
+  requireHost("filling");
+  if (numel() == 0) return;
+  if (!isContiguous()) {
+    for (int64_t i = 0; i < numel(); ++i)
+      set(i, value);
+    return;
+  }
+  set(0, value);
+  // The first element's bytes, doubled until they cover the tensor.
+  auto* bytes = static_cast<char*>(data());
+  size_t filled = dtypeSize(dtype_), total = nbytes();
+  while (filled < total) {
+    size_t chunk = std::min(filled, total - filled);
+    std::memcpy(bytes + filled, bytes, chunk);
+    filled += chunk;
+  }
 }
 
 void Tensor::copyFrom(const Tensor& source) {

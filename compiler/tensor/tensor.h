@@ -62,6 +62,7 @@ public:
   // Element access by logical (row-major) linear index, converting to/from double.
   double at(int64_t linearIndex) const;
   void set(int64_t linearIndex, double value);
+  void fill(double value); // every element, converted once (a contiguous tensor: copied bytes)
   std::vector<double> toDoubles() const; // logical row-major order
 
   // A view sharing storage (no copy): new shape/strides/offset in elements.

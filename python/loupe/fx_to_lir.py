@@ -300,7 +300,11 @@ _UNREQUESTED_RESULTS = {
     "aten.convolution_backward": [
         _like("input"),
         _like("weight"),
-        lambda args: type_text(_val(args["grad_output"]).dtype, [_val(args["weight"]).shape[0]]),
+        # One per output channel: grad_output's channels (a transposed weight is [C_in, C_out /
+        # groups, ...]).
+        lambda args: type_text(
+            _val(args["grad_output"]).dtype, [_val(args["grad_output"]).shape[1]]
+        ),
     ],
 }
 

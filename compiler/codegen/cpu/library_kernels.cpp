@@ -1,11 +1,13 @@
 #include "compiler/codegen/cpu/library_kernels.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <type_traits>
 
 #include <omp.h>
 
+#include "compiler/codegen/cpu/library/advanced_indexing.h"
 #include "compiler/codegen/cpu/library/attention.h"
 #include "compiler/codegen/cpu/library/avg_pool.h"
 #include "compiler/codegen/cpu/library/blas.h"
@@ -87,27 +89,118 @@ bool runsOnOneDnn(const std::vector<const Tensor*>& inputs, const std::vector<Te
 }
 
 template <typename T>
+void plainConvolution2d(const Conv2dGeometry& g, const Tensor& input, const Tensor& weight,
+                        const Tensor* bias, Tensor& out) {
+#ifdef LOUPE_HAVE_ONEDNN
+  if (runsOnOneDnn<T>({&input, &weight}, {out}))
+    return oneDnnConvolution(g, input, weight, bias, out);
+#endif
+  im2colConvolution<T>(g, input, weight, bias, out);
+}
+
+// grad_input, grad_weight and grad_bias of the plain convolution `g`, as `mask` asks.
+template <typename T>
+void plainConvolution2dBackward(const Conv2dGeometry& g, const Tensor& gradOut, const Tensor& input,
+                                const Tensor& weight, const BoolList& mask,
+                                std::vector<Tensor>& outputs) {
+#ifdef LOUPE_HAVE_ONEDNN
+  if (runsOnOneDnn<T>({&input, &weight}, {gradOut}))
+    return oneDnnConvolutionBackward(g, gradOut, input, weight, mask, outputs);
+#endif
+  im2colConvolutionBackward<T>(g, gradOut, input, weight, mask, outputs);
+}
+
+// Per output channel: the sums of `gradOut` over its batch and pixels, into `gradBias`.
+template <typename T>
+void channelSums(const Tensor& gradOut, Tensor& gradBias) {
+  Tensor g = gradOut.contiguous();
+  int64_t batch = g.size(0), channels = g.size(1),
+          pixels = g.numel() / std::max<int64_t>(batch * channels, 1);
+  T* sums = gradBias.dataAs<T>();
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const T* plane = g.dataAs<T>() + (n * channels + c) * pixels;
+      for (int64_t p = 0; p < pixels; ++p)
+        sum += plane[p];
+    }
+    sums[c] = static_cast<T>(sum);
+  }
+}
+
+// A transposed convolution is the adjoint of the plain one from its output's space to its
+// input's (compiler/ops/convolution.cpp): `g` below is that plain convolution, whose input is
+// the transposed one's output.
+template <typename T>
+void transposedConvolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                             std::vector<Tensor>& outputs) {
+  const Tensor &x = *inputs[0], &weight = *inputs[1];
+  Tensor& out = outputs[0];
+  Conv2dGeometry g(out, weight, x, attrs);
+  // The plain convolution's input gradient for grad_output = x; its weight's and bias's
+  // gradients are not asked for (small tensors for the kernels to leave as zeros).
+  std::vector<Tensor> grads = {out, Tensor::empty(weight.dtype(), weight.shape()),
+                               Tensor::empty(weight.dtype(), {weight.size(0)})};
+  plainConvolution2dBackward<T>(g, x, out, weight, {true, false, false}, grads);
+  if (inputs.size() > 2 && inputs[2]) {
+    Tensor b = inputs[2]->contiguous();
+    int64_t channels = out.size(1),
+            pixels = out.numel() / std::max<int64_t>(out.size(0) * channels, 1);
+    T* o = out.dataAs<T>();
+    for (int64_t n = 0; n < out.size(0); ++n)
+      for (int64_t c = 0; c < channels; ++c) {
+        T* plane = o + (n * channels + c) * pixels;
+        T add = b.dataAs<T>()[c];
+        for (int64_t p = 0; p < pixels; ++p)
+          plane[p] += add;
+      }
+  }
+}
+
+// inputs: grad_output (the transposed output's space), input, weight.
+template <typename T>
+void transposedConvolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                                     std::vector<Tensor>& outputs) {
+  const Tensor &gradOut = *inputs[0], &x = *inputs[1], &weight = *inputs[2];
+  BoolList mask = attrs.getBools("output_mask");
+  Conv2dGeometry g(gradOut, weight, x, attrs);
+  // grad_input: the plain convolution of grad_output.
+  if (mask[0])
+    plainConvolution2d<T>(g, gradOut, weight, nullptr, outputs[0]);
+  else
+    std::memset(outputs[0].data(), 0, outputs[0].nbytes());
+  // grad_weight: the plain convolution's weight gradient, grad_output its input and x its
+  // output's gradient.
+  if (mask[1]) {
+    std::vector<Tensor> grads = {Tensor::empty(gradOut.dtype(), gradOut.shape()), outputs[1],
+                                 Tensor::empty(weight.dtype(), {weight.size(0)})};
+    plainConvolution2dBackward<T>(g, x, gradOut, weight, {false, true, false}, grads);
+  } else {
+    std::memset(outputs[1].data(), 0, outputs[1].nbytes());
+  }
+  if (mask[2])
+    channelSums<T>(gradOut, outputs[2]);
+  else
+    std::memset(outputs[2].data(), 0, outputs[2].nbytes());
+}
+
+template <typename T>
 void convolution2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
                    std::vector<Tensor>& outputs) {
+  if (attrs.getBool("transposed", false)) return transposedConvolution2d<T>(inputs, attrs, outputs);
   Conv2dGeometry g(*inputs[0], *inputs[1], outputs[0], attrs);
-  const Tensor* bias = inputs.size() > 2 ? inputs[2] : nullptr;
-#ifdef LOUPE_HAVE_ONEDNN
-  if (runsOnOneDnn<T>(inputs, outputs))
-    return oneDnnConvolution(g, *inputs[0], *inputs[1], bias, outputs[0]);
-#endif
-  im2colConvolution<T>(g, *inputs[0], *inputs[1], bias, outputs[0]);
+  plainConvolution2d<T>(g, *inputs[0], *inputs[1], inputs.size() > 2 ? inputs[2] : nullptr,
+                        outputs[0]);
 }
 
 template <typename T>
 void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
                            std::vector<Tensor>& outputs) {
+  if (attrs.getBool("transposed", false))
+    return transposedConvolution2dBackward<T>(inputs, attrs, outputs);
   Conv2dGeometry g(*inputs[1], *inputs[2], *inputs[0], attrs);
-  BoolList mask = attrs.getBools("output_mask");
-#ifdef LOUPE_HAVE_ONEDNN
-  if (runsOnOneDnn<T>({inputs[1], inputs[2]}, {*inputs[0]}))
-    return oneDnnConvolutionBackward(g, *inputs[0], *inputs[1], *inputs[2], mask, outputs);
-#endif
-  im2colConvolutionBackward<T>(g, *inputs[0], *inputs[1], *inputs[2], mask, outputs);
+  plainConvolution2dBackward<T>(g, *inputs[0], *inputs[1], *inputs[2],
+                                attrs.getBools("output_mask"), outputs);
 }
 
 // What kernel selection records for a convolution (forward, or backward with `backward`).
@@ -276,6 +369,10 @@ bool hasDType(const Value* value, DType expected) {
   return value->type().isTensor() && value->tensorType().dtype == expected;
 }
 
+bool accumulates(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::I32 || dtype == DType::I64;
+}
+
 // Copies in the tensors' own dtype, any dtype: clone and cat.
 std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* whyNot) {
   if (node.op() == "aten.clone")
@@ -294,6 +391,27 @@ std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* wh
                           "a copy needs no generated code"};
 }
 
+// Advanced indexing (library/advanced_indexing.h): a gather or a write of elements, in any
+// dtype; index_put's accumulate adds, in the dtypes that have a sum here.
+std::optional<CpuLibraryKernel> findIndexingKernel(const Node& node, std::string* whyNot) {
+  const char* whyNotGenerated = "an indexed gather or scatter is not a kernel the code generator "
+                                "handles";
+  if (node.op() == "aten.index.Tensor")
+    return CpuLibraryKernel{"gather",
+                            "offset tables from the index tensors, then runs of "
+                            "elements copied in the tensor's own dtype",
+                            whyNotGenerated};
+  DType dtype = node.result(0)->tensorType().dtype;
+  if (node.attrs().getBool("accumulate", false) && !accumulates(dtype)) {
+    if (whyNot) *whyNot = "index_put accumulates in f32, f64, i32 or i64 only";
+    return std::nullopt;
+  }
+  return CpuLibraryKernel{node.attrs().getBool("accumulate", false) ? "scatter-add" : "scatter",
+                          "offset tables from the index tensors, then the values written (or "
+                          "added) in the tensor's own dtype",
+                          whyNotGenerated};
+}
+
 // A max pooling whose indices nothing reads (an inference graph): its kernel writes the maxima
 // only.
 bool onlyMaximaRead(const Node& node) {
@@ -309,6 +427,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
   };
   const std::string& op = node.op();
   if (op == "aten.clone" || op == "aten.cat") return findCopyKernel(node, whyNot);
+  if (op == "aten.index.Tensor" || op == "aten.index_put") return findIndexingKernel(node, whyNot);
   const FloatKernel* kernel = findFloatKernel(op);
   if (!kernel) return no("no library kernel for " + op);
   if (!node.numResults() || !node.result(0)->type().isTensor())
@@ -328,10 +447,12 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
       return no("library kernels need every result in the first result's dtype");
   if (op.starts_with("aten.convolution")) {
     if (!isTwoDConvolution(node)) return no("only 2-D convolution has a library kernel");
-    if (node.attrs().getBool("transposed", false))
-      return no("transposed convolution has no library kernel");
   }
   CpuLibraryKernel chosen = kernel->describe(std::string(dtypeName(dtype)));
+  if (op.starts_with("aten.convolution") && node.attrs().getBool("transposed", false))
+    chosen.reason += "; transposed, as the adjoint of the plain convolution from its output's "
+                     "space (the forward that convolution's input gradient, the input gradient "
+                     "its forward)";
   if (onlyMaximaRead(node)) {
     chosen.implementation = "max-pool-values:" + std::string(dtypeName(dtype));
     chosen.reason += ", the maxima only: nothing reads the indices";
@@ -366,6 +487,34 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
   if (op == "aten.cat") {
     concatenate(inputs, attrs, outputs[0]);
     return;
+  }
+  if (op == "aten.index.Tensor") {
+    indexGather(inputs, outputs[0]);
+    return;
+  }
+  if (op == "aten.index_put") {
+    bool accumulate = attrs.getBool("accumulate", false);
+    switch (outputs[0].dtype()) {
+    case DType::F32:
+      return indexPut<float>(inputs, accumulate, outputs[0]);
+    case DType::F64:
+      return indexPut<double>(inputs, accumulate, outputs[0]);
+    case DType::I32:
+      return indexPut<int32_t>(inputs, accumulate, outputs[0]);
+    case DType::I64:
+      return indexPut<int64_t>(inputs, accumulate, outputs[0]);
+    default: // a write without a sum moves bytes: any dtype of the same size will do
+      switch (dtypeSize(outputs[0].dtype())) {
+      case 1:
+        return indexPut<uint8_t>(inputs, false, outputs[0]);
+      case 2:
+        return indexPut<uint16_t>(inputs, false, outputs[0]);
+      case 4:
+        return indexPut<uint32_t>(inputs, false, outputs[0]);
+      default:
+        return indexPut<uint64_t>(inputs, false, outputs[0]);
+      }
+    }
   }
   if (onlyMaximaRead(node)) {
     if (outputs[0].dtype() == DType::F64)

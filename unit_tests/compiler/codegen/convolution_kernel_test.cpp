@@ -1,6 +1,7 @@
 // 2-D convolution's library kernels (oneDNN for f32 where built in, im2col+gemm otherwise and for
-// f64) against the float64 reference, forward and backward, over strides, padding, dilation,
-// groups and odd sizes; and what kernel selection says about each.
+// f64) against the float64 reference, forward and backward, plain and transposed, over strides,
+// padding, output padding, dilation, groups and odd sizes; and what kernel selection says about
+// each.
 #include <gtest/gtest.h>
 
 #include <omp.h>
@@ -22,7 +23,11 @@ struct ConvolutionCase {
   std::string name;
   std::vector<int64_t> input, weight;
   int64_t stride, padding, dilation, groups;
-  BoolList mask; // the backward's output_mask
+  BoolList mask;           // the backward's output_mask
+  bool transposed = false; // then weight is [C_in, C_out / groups, kh, kw]
+  int64_t outputPadding = 0;
+
+  int64_t outputChannels() const { return transposed ? weight[1] * groups : weight[0]; }
 };
 
 AttrMap convolutionAttrs(const ConvolutionCase& form) {
@@ -30,8 +35,8 @@ AttrMap convolutionAttrs(const ConvolutionCase& form) {
   attrs.set("stride", IntList{SymExpr(form.stride)});
   attrs.set("padding", IntList{SymExpr(form.padding)});
   attrs.set("dilation", IntList{SymExpr(form.dilation)});
-  attrs.set("transposed", false);
-  attrs.set("output_padding", IntList{SymExpr(0)});
+  attrs.set("transposed", form.transposed);
+  attrs.set("output_padding", IntList{SymExpr(form.outputPadding)});
   attrs.set("groups", SymExpr(form.groups));
   return attrs;
 }
@@ -64,7 +69,7 @@ TEST_P(ConvolutionLibraryKernel, ForwardWithBiasMatchesTheReference) {
   // The input arrives transposed in memory, a strided view.
   std::vector<Tensor> inputs = {transposedRandom(dtype(), form().input, 1),
                                 randomTensor(dtype(), form().weight, 2),
-                                randomTensor(dtype(), {form().weight[0]}, 3)};
+                                randomTensor(dtype(), {form().outputChannels()}, 3)};
   auto graph = singleOp("aten.convolution", typesOf(inputs), convolutionAttrs(form()));
   KernelStats stats = runLibraryKernel(*graph, "aten.convolution", inputs);
   EXPECT_EQ(stats.implementation, "library:aten.convolution");
@@ -73,7 +78,7 @@ TEST_P(ConvolutionLibraryKernel, ForwardWithBiasMatchesTheReference) {
 
 TEST_P(ConvolutionLibraryKernel, BackwardMatchesTheReference) {
   AttrMap attrs = convolutionAttrs(form());
-  attrs.set("bias_sizes", IntList{SymExpr(form().weight[0])});
+  attrs.set("bias_sizes", IntList{SymExpr(form().outputChannels())});
   attrs.set("output_mask", form().mask);
   // grad_output arrives transposed in memory, as autograd often hands it over.
   std::vector<Tensor> inputs = {transposedRandom(dtype(), outputShape(form()), 1),
@@ -104,7 +109,47 @@ INSTANTIATE_TEST_SUITE_P(
             ConvolutionCase{
                 "bias_only", {2, 3, 6, 5}, {4, 3, 2, 2}, 1, 0, 1, 1, {false, false, true}},
             ConvolutionCase{
-                "input_only", {1, 8, 12, 12}, {16, 4, 5, 5}, 3, 2, 1, 2, {true, false, false}}),
+                "input_only", {1, 8, 12, 12}, {16, 4, 5, 5}, 3, 2, 1, 2, {true, false, false}},
+            // Transposed: a U-Net's 2x upsampling, then padding, output padding, dilation and
+            // groups.
+            ConvolutionCase{"transposed_upsampling",
+                            {2, 6, 5, 7},
+                            {6, 4, 2, 2},
+                            2,
+                            0,
+                            1,
+                            1,
+                            {true, true, true},
+                            true},
+            ConvolutionCase{"transposed_padded",
+                            {2, 4, 6, 5},
+                            {4, 3, 3, 3},
+                            2,
+                            1,
+                            1,
+                            1,
+                            {true, true, true},
+                            true,
+                            1},
+            ConvolutionCase{"transposed_dilated_grouped",
+                            {1, 6, 7, 6},
+                            {6, 2, 3, 2},
+                            1,
+                            2,
+                            2,
+                            3,
+                            {true, true, false},
+                            true},
+            ConvolutionCase{"transposed_weight_only",
+                            {2, 3, 4, 4},
+                            {3, 5, 3, 3},
+                            3,
+                            1,
+                            1,
+                            1,
+                            {false, true, true},
+                            true,
+                            2}),
         ::testing::Values(DType::F32, DType::F64)),
     [](const auto& info) {
       return std::get<0>(info.param).name + "_" + std::string(dtypeName(std::get<1>(info.param)));

@@ -27,6 +27,21 @@ TEST(Factory, FullInfersDTypeFromFillValue) {
                {2.5, 2.5, 2.5, 2.5});
 }
 
+// One value everywhere is converted once and its bytes copied (Tensor::fill): every dtype,
+// sizes that are not a power of two, each element the value set one at a time would hold.
+TEST(Factory, FullWritesTheValueInEveryDtypeAndSize) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::I16,
+                      DType::I32, DType::I64, DType::U8, DType::Bool})
+    for (int64_t size : {int64_t(1), int64_t(7), int64_t(1000), int64_t(4099)}) {
+      SCOPED_TRACE(std::string(dtypeName(dtype)) + " " + std::to_string(size));
+      Tensor out = runOne("aten.full", {},
+                          attrs({{"size", IntList{size}}, {"fill_value", 3.0}, {"dtype", dtype}}));
+      Tensor one = Tensor::empty(dtype, {1});
+      one.set(0, 3.0);
+      expectValues(out, std::vector<double>(static_cast<size_t>(size), one.at(0)));
+    }
+}
+
 TEST(Factory, ZerosOnesEmptyAndDevice) {
   AttrMap a = attrs({{"size", IntList{2, 3}}});
   Tensor z = runOne("aten.zeros", {}, a);

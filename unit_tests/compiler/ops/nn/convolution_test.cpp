@@ -1,5 +1,6 @@
-// aten.convolution and its backward: symbolic output sizes, clear channel/rank errors,
-// hand-computed values, and the backward reference against finite differences.
+// aten.convolution and its backward, plain and transposed: symbolic output sizes, clear
+// channel/rank errors, hand-computed values, and the backward reference against finite
+// differences.
 #include "compiler/ir/error.h"
 #include "unit_tests/compiler/ops/nn/nn_test_support.h"
 
@@ -60,14 +61,69 @@ TEST(Convolution, ClearErrors) {
   EXPECT_THROW(infer("aten.convolution", {&input, &grouped, &wrongBias},
                      convAttrs(ints({1}), ints({0}), ints({1}), 2)),
                Error);
+  // Transposed, the weight's first dim counts the input's channels: [6, 2, 3, 3] wants 6.
   AttrMap transposed = convAttrs(ints({1}), ints({0}), ints({1}), 2);
   transposed.set("transposed", true);
   try {
     infer("aten.convolution", {&input, &grouped, nullptr}, transposed);
-    FAIL() << "expected transposed convolution to be rejected";
+    FAIL() << "expected a channel mismatch";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("transposed"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("transposed weight"), std::string::npos) << e.message();
   }
+  Type transposedWeight = tensorType({4, 3, 3, 3});
+  transposed.set("output_padding", ints({1}));
+  try {
+    infer("aten.convolution", {&input, &transposedWeight, nullptr}, transposed);
+    FAIL() << "expected output_padding 1 with stride 1 to be rejected";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("output_padding"), std::string::npos) << e.message();
+  }
+}
+
+AttrMap transposedAttrs(IntList stride, IntList padding, IntList outputPadding, int64_t groups,
+                        IntList dilation = ints({1})) {
+  AttrMap a = convAttrs(std::move(stride), std::move(padding), std::move(dilation), groups);
+  a.set("transposed", true);
+  a.set("output_padding", std::move(outputPadding));
+  return a;
+}
+
+// (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1, and
+// weight.shape[1] * groups channels.
+TEST(Convolution, TransposedShapes) {
+  Type input = tensorType({sym("s0"), 4, sym("s1"), 5});
+  Type weight = tensorType({4, 3, 3, 3});
+  auto types = infer("aten.convolution", {&input, &weight, nullptr},
+                     transposedAttrs(ints({2}), ints({1}), ints({1}), 1));
+  EXPECT_EQ(types[0].tensor().shape, (Shape{sym("s0"), 3, sym("s1") * 2, 10}));
+  Type grouped = tensorType({4, 3, 2, 2});
+  Type bias = tensorType({6});
+  types = infer("aten.convolution", {&input, &grouped, &bias},
+                transposedAttrs(ints({1}), ints({0}), ints({0}), 2, ints({2})));
+  EXPECT_EQ(types[0].tensor().shape, (Shape{sym("s0"), 6, sym("s1") + 2, 7}));
+  Type wrongBias = tensorType({4});
+  EXPECT_THROW(infer("aten.convolution", {&input, &grouped, &wrongBias},
+                     transposedAttrs(ints({1}), ints({0}), ints({0}), 2)),
+               Error);
+}
+
+TEST(Convolution, TransposedHandComputedValues) {
+  // Stride 2 and a 2x2 all-ones kernel spread each input element over its own 2x2 block.
+  Tensor x = tensor({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor w = tensor({1, 1, 2, 2}, {1, 1, 1, 1});
+  Tensor b = tensor({1}, {10});
+  auto out =
+      run("aten.convolution", {&x, &w, &b}, transposedAttrs(ints({2}), ints({0}), ints({0}), 1));
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{1, 1, 4, 4}));
+  EXPECT_EQ(out[0].toDoubles(),
+            (Doubles{11, 11, 12, 12, 11, 11, 12, 12, 13, 13, 14, 14, 13, 13, 14, 14}));
+  // Stride 1: overlapping blocks add up; padding 1 then crops the border.
+  auto overlapped = run("aten.convolution", {&x, &w, nullptr},
+                        transposedAttrs(ints({1}), ints({0}), ints({0}), 1));
+  EXPECT_EQ(overlapped[0].toDoubles(), (Doubles{1, 3, 2, 4, 10, 6, 3, 7, 4}));
+  auto cropped = run("aten.convolution", {&x, &w, nullptr},
+                     transposedAttrs(ints({1}), ints({1}), ints({0}), 1));
+  EXPECT_EQ(cropped[0].toDoubles(), (Doubles{10}));
 }
 
 TEST(Convolution, HandComputedValues) {
@@ -90,19 +146,26 @@ TEST(Convolution, BackwardMatchesFiniteDifferences) {
   struct Case {
     std::vector<int64_t> input, weight;
     AttrMap attrs;
+    int64_t outputChannels;
   };
   std::vector<Case> cases = {
-      {{2, 4, 6, 5}, {6, 2, 3, 2}, convAttrs(ints({2, 1}), ints({1, 1}), ints({1, 2}), 2)},
-      {{2, 3, 9}, {4, 3, 3}, convAttrs(ints({2}), ints({2}), ints({2}), 1)},
+      {{2, 4, 6, 5}, {6, 2, 3, 2}, convAttrs(ints({2, 1}), ints({1, 1}), ints({1, 2}), 2), 6},
+      {{2, 3, 9}, {4, 3, 3}, convAttrs(ints({2}), ints({2}), ints({2}), 1), 4},
+      // Transposed: weight [C_in, C_out / groups, ...].
+      {{2, 4, 3, 4},
+       {4, 3, 3, 2},
+       transposedAttrs(ints({2, 1}), ints({1, 0}), ints({1, 0}), 2, ints({1, 2})),
+       6},
+      {{1, 3, 5}, {3, 2, 3}, transposedAttrs(ints({3}), ints({1}), ints({2}), 1), 2},
   };
   unsigned seed = 10;
   for (const Case& c : cases) {
     Tensor x = randomTensor(c.input, seed++), w = randomTensor(c.weight, seed++);
-    Tensor b = randomTensor({c.weight[0]}, seed++);
+    Tensor b = randomTensor({c.outputChannels}, seed++);
     Tensor upstream =
         randomTensor(run("aten.convolution", {&x, &w, &b}, c.attrs)[0].shape(), seed++);
     AttrMap backwardAttrs = c.attrs;
-    backwardAttrs.set("bias_sizes", ints({c.weight[0]}));
+    backwardAttrs.set("bias_sizes", ints({c.outputChannels}));
     backwardAttrs.set("output_mask", BoolList{true, true, true});
     auto grads = run("aten.convolution_backward", {&upstream, &x, &w}, backwardAttrs);
     auto convWith = [&](const Tensor* input, const Tensor* weight, const Tensor* bias) {

@@ -1,0 +1,214 @@
+// Advanced indexing, self[i0, i1, ...] with integer index tensors (aten.index.Tensor) and its
+// writing form (aten.index_put), as their references in compiler/ops/data_movement.cpp define
+// them: the index tensors broadcast to one block shape B, which replaces the indexed dims (in
+// place when they are adjacent, in front otherwise); a `none` slot takes the whole dim.
+//
+// Element (i, b, j) of the result, i over the dims of self before the block, b over B, j over
+// those after it, is element pre[i] + block[b] + post[j] of self: three offset tables, the
+// block's from the index tensors (negative indices counted from the end, each checked against its
+// dim), the others from self's strides. So a call reads each index once and then moves elements:
+// whole runs with memcpy where the dims after the block are self's innermost (x[idx] over rows),
+// else one element at a time (nearest-neighbour upsampling, whose indexed dims are the
+// innermost). The runs of `pre` are split across the library threads; index_put's writes from
+// different `pre` never meet (they differ in a dim no index touches), so it splits them too.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/library/parallel_ranges.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/ir/error.h"
+#include "compiler/tensor/tensor.h"
+
+namespace loupe::library {
+
+class IndexedOffsets {
+public:
+  // `indices`: one slot per leading dim of self, null for none.
+  IndexedOffsets(const Tensor& self, const std::vector<const Tensor*>& indices,
+                 const std::string& op) {
+    size_t rank = self.rank();
+    std::vector<bool> indexed(rank, false);
+    std::vector<std::vector<int64_t>> indexShapes;
+    for (size_t d = 0; d < indices.size() && d < rank; ++d)
+      if (indices[d]) {
+        indexed[d] = true;
+        indexShapes.push_back(indices[d]->shape());
+      }
+    block_ = broadcast(indexShapes);
+    // Adjacent indexed dims keep their place; otherwise the block goes in front.
+    size_t first = rank, last = 0;
+    for (size_t d = 0; d < rank; ++d)
+      if (indexed[d]) first = std::min(first, d), last = d;
+    bool adjacent = true;
+    for (size_t d = first; d <= last && d < rank; ++d)
+      adjacent = adjacent && indexed[d];
+    std::vector<size_t> rest;
+    for (size_t d = 0; d < rank; ++d)
+      if (!indexed[d]) rest.push_back(d);
+    size_t before = 0;
+    if (adjacent)
+      while (before < rest.size() && rest[before] < first)
+        ++before;
+    const std::vector<int64_t>& strides = self.strides();
+    std::vector<size_t> preDims(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(before));
+    std::vector<size_t> postDims(rest.begin() + static_cast<ptrdiff_t>(before), rest.end());
+    pre_ = offsetsOver(self, preDims);
+    post_ = offsetsOver(self, postDims);
+    for (size_t d : preDims)
+      shape_.push_back(self.size(d));
+    shape_.insert(shape_.end(), block_.begin(), block_.end());
+    for (size_t d : postDims)
+      shape_.push_back(self.size(d));
+    // The post dims are self's innermost, densely: a run of post_.size() elements.
+    postIsRun_ = true;
+    for (size_t j = 0; j < post_.size(); ++j)
+      postIsRun_ = postIsRun_ && post_[j] == static_cast<int64_t>(j);
+    int64_t blockCount = 1;
+    for (int64_t size : block_)
+      blockCount *= size;
+    block_offsets_.assign(static_cast<size_t>(blockCount), 0);
+    for (size_t d = 0; d < rank; ++d) {
+      if (!indexed[d]) continue;
+      const Tensor& index = *indices[d];
+      // The index read as broadcast to the block: stride 0 along its broadcast dims.
+      std::vector<int64_t> broadcastStrides(block_.size(), 0);
+      size_t lead = block_.size() - index.rank();
+      for (size_t k = 0; k < index.rank(); ++k)
+        if (index.size(k) != 1) broadcastStrides[lead + k] = index.strides()[k];
+      Tensor spread = index.view(block_, broadcastStrides, index.offset()).contiguous();
+      for (int64_t b = 0; b < blockCount; ++b) {
+        auto at = static_cast<int64_t>(spread.at(b));
+        int64_t size = self.size(d);
+        if (at < -size || at >= size)
+          throw Error("runtime", op + ": index " + std::to_string(at) +
+                                     " is out of bounds for dim " + std::to_string(d) +
+                                     " of size " + std::to_string(size));
+        block_offsets_[static_cast<size_t>(b)] += (at < 0 ? at + size : at) * strides[d];
+      }
+    }
+  }
+
+  // The result's shape: the dims before the block, the block, the dims after it.
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t preCount() const { return static_cast<int64_t>(pre_.size()); }
+  int64_t blockCount() const { return static_cast<int64_t>(block_offsets_.size()); }
+  int64_t postCount() const { return static_cast<int64_t>(post_.size()); }
+
+  // visit(resultIndex, selfOffset, run) over the result's elements for pre in [first, last),
+  // `run` elements at a time (the post dims' run, else 1).
+  template <typename Visit>
+  void forEachRun(int64_t first, int64_t last, Visit visit) const {
+    int64_t blocks = blockCount(), posts = postCount();
+    for (int64_t i = first; i < last; ++i)
+      for (int64_t b = 0; b < blocks; ++b) {
+        int64_t base = pre_[static_cast<size_t>(i)] + block_offsets_[static_cast<size_t>(b)];
+        int64_t result = (i * blocks + b) * posts;
+        if (postIsRun_) {
+          visit(result, base, posts);
+          continue;
+        }
+        for (int64_t j = 0; j < posts; ++j)
+          visit(result + j, base + post_[static_cast<size_t>(j)], 1);
+      }
+  }
+
+private:
+  static std::vector<int64_t> broadcast(const std::vector<std::vector<int64_t>>& shapes) {
+    size_t rank = 0;
+    for (const auto& shape : shapes)
+      rank = std::max(rank, shape.size());
+    std::vector<int64_t> out(rank, 1);
+    for (const auto& shape : shapes)
+      for (size_t k = 0; k < shape.size(); ++k) {
+        int64_t& slot = out[rank - shape.size() + k];
+        if (shape[k] != 1) slot = shape[k];
+      }
+    return out;
+  }
+
+  // Every element's offset in self over `dims` (row-major over them).
+  static std::vector<int64_t> offsetsOver(const Tensor& self, const std::vector<size_t>& dims) {
+    std::vector<int64_t> offsets = {0};
+    for (size_t d : dims) {
+      std::vector<int64_t> next;
+      next.reserve(offsets.size() * static_cast<size_t>(self.size(d)));
+      for (int64_t base : offsets)
+        for (int64_t k = 0; k < self.size(d); ++k)
+          next.push_back(base + k * self.strides()[d]);
+      offsets = std::move(next);
+    }
+    return offsets;
+  }
+
+  std::vector<int64_t> block_, shape_, pre_, post_, block_offsets_;
+  bool postIsRun_ = true;
+};
+
+// Element-size loops: a copy of one element is a load and a store of its bytes.
+template <typename Word>
+void gatherWords(const IndexedOffsets& offsets, const Word* source, Word* out, int64_t first,
+                 int64_t last) {
+  offsets.forEachRun(first, last, [&](int64_t result, int64_t from, int64_t run) {
+    if (run == 1)
+      out[result] = source[from];
+    else
+      std::memcpy(out + result, source + from, static_cast<size_t>(run) * sizeof(Word));
+  });
+}
+
+// aten.index.Tensor in any dtype: inputs self, then the index slots (null for none).
+inline void indexGather(const std::vector<const Tensor*>& inputs, Tensor& out) {
+  Tensor self = inputs[0]->contiguous();
+  IndexedOffsets offsets(self, {inputs.begin() + 1, inputs.end()}, "aten.index.Tensor");
+  int64_t pre = offsets.preCount();
+  int parts = parallelParts(pre, out.numel() / std::max<int64_t>(pre, 1));
+  size_t bytes = dtypeSize(self.dtype());
+  parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
+    switch (bytes) {
+    case 1:
+      return gatherWords(offsets, self.dataAs<uint8_t>(), out.dataAs<uint8_t>(), first, last);
+    case 2:
+      return gatherWords(offsets, self.dataAs<uint16_t>(), out.dataAs<uint16_t>(), first, last);
+    case 4:
+      return gatherWords(offsets, self.dataAs<uint32_t>(), out.dataAs<uint32_t>(), first, last);
+    default:
+      return gatherWords(offsets, self.dataAs<uint64_t>(), out.dataAs<uint64_t>(), first, last);
+    }
+  });
+}
+
+// aten.index_put: inputs self, the index slots, values (broadcast to the indexed shape). With
+// `accumulate` the values are added (in T, in the reference's order within each `pre`), else
+// written, the last of repeated indices winning as in the reference.
+template <typename T>
+void indexPut(const std::vector<const Tensor*>& inputs, bool accumulate, Tensor& out) {
+  Tensor self = inputs.front()->contiguous();
+  IndexedOffsets offsets(self, {inputs.begin() + 1, inputs.end() - 1}, "aten.index_put");
+  std::memcpy(out.data(), self.data(), out.nbytes());
+  // The values as a dense tensor of the indexed shape: stride 0 along their broadcast dims.
+  const Tensor& given = *inputs.back();
+  const std::vector<int64_t>& shape = offsets.shape();
+  std::vector<int64_t> spreadStrides(shape.size(), 0);
+  size_t lead = shape.size() - given.rank();
+  for (size_t k = 0; k < given.rank(); ++k)
+    if (given.size(k) != 1) spreadStrides[lead + k] = given.strides()[k];
+  Tensor values = given.view(shape, spreadStrides, given.offset()).contiguous();
+  int64_t count = values.numel();
+  const T* from = values.dataAs<T>();
+  T* to = out.dataAs<T>();
+  int64_t pre = offsets.preCount();
+  int parts = parallelParts(pre, count / std::max<int64_t>(pre, 1));
+  parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
+    offsets.forEachRun(first, last, [&](int64_t result, int64_t at, int64_t run) {
+      for (int64_t k = 0; k < run; ++k)
+        to[at + k] = accumulate ? to[at + k] + from[result + k] : from[result + k];
+    });
+  });
+}
+
+} // namespace loupe::library

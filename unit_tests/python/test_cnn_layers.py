@@ -1,0 +1,146 @@
+"""Layers beyond the reference models, through torch.compile(backend="loupe") on the CPU:
+transposed convolution and nearest or bilinear upsampling (a U-Net's decoder), average and
+adaptive average pooling, and training dropout. Each is compiled (no graph runs eagerly,
+nothing is left to the fallback), runs on its library kernel, and matches float64 eager forward
+and backward.
+"""
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from conftest import query
+
+pytest.importorskip("loupe._C", reason="the loupe package is not installed (pip install .)")
+
+
+def forward_backward(model, x):
+    x = x.detach().clone().requires_grad_(True)
+    y = model(x)
+    # Drawn in float64 whatever y's dtype, so that both sides get the same cotangent.
+    cotangent = torch.randn(
+        y.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64
+    )
+    y.backward(cotangent.to(y.dtype))
+    grads = [x.grad] + [p.grad for p in model.parameters()]
+    return y.detach(), grads
+
+
+def library_ops(trace_path):
+    """The ops kernel selection gave a library kernel, from the trace's kernels."""
+    return {
+        summary.split(" via ")[0]
+        for (summary,) in query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'library'")
+    }
+
+
+def assert_compiled_without_fallback(trace_path):
+    statuses = query(trace_path, "SELECT status FROM compiles")
+    assert statuses and all(status == "ok" for (status,) in statuses), statuses
+    fallbacks = query(trace_path, "SELECT name FROM kernels WHERE kind = 'fallback'")
+    assert not fallbacks, fallbacks
+
+
+class UpsamplingBlock(nn.Module):
+    def __init__(self, stride, padding, output_padding, groups, dilation, bias):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(
+            8,
+            6,
+            3,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            groups=groups,
+            dilation=dilation,
+            bias=bias,
+        )
+        self.pool = nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)
+        self.cells = nn.AdaptiveAvgPool2d((3, 2))
+
+    def forward(self, x):
+        return self.cells(self.pool(torch.tanh(self.up(x))) + 1)
+
+
+@pytest.mark.parametrize(
+    "stride,padding,output_padding,groups,dilation,bias",
+    [
+        (2, 0, 0, 1, 1, True),
+        (2, 1, 1, 2, 1, True),
+        (1, 2, 0, 1, 2, True),
+        # Without a bias, aot_autograd leaves the bias's gradient out (output_mask).
+        (3, 1, 2, 1, 1, False),
+    ],
+)
+def test_transposed_convolution_and_average_pooling_match_float64_eager(
+    trace_path, stride, padding, output_padding, groups, dilation, bias
+):
+    torch.manual_seed(0)
+    model = UpsamplingBlock(stride, padding, output_padding, groups, dilation, bias)
+    x = torch.randn(2, 8, 7, 6)
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    y, grads = forward_backward(compiled, x)
+    y_ref, grads_ref = forward_backward(reference, x.double())
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
+    for got, expected in zip(grads, grads_ref):
+        torch.testing.assert_close(got, expected.float(), rtol=1e-4, atol=1e-4)
+    assert_compiled_without_fallback(trace_path)
+    assert {
+        "aten.convolution",
+        "aten.convolution_backward",
+        "aten.avg_pool2d",
+        "aten.avg_pool2d_backward",
+        "aten._adaptive_avg_pool2d",
+        "aten._adaptive_avg_pool2d_backward",
+    } <= library_ops(trace_path)
+
+
+def test_training_dropout_zeroes_about_p_and_scales_the_rest(trace_path):
+    """Loupe's masks are its own (docs/python-adapter.md), so the check is the rule: each element
+    is 0 or x / (1 - p), about p of them 0, and the gradient flows through the same mask."""
+    p = 0.3
+    model = nn.Sequential(nn.Dropout(p)).train()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    x = torch.randn(256, 512).abs() + 0.5  # no element is 0 before dropout
+    x.requires_grad_(True)
+    y = compiled(x)
+    y.backward(torch.ones_like(y))
+    kept = y != 0
+    assert abs(kept.float().mean().item() - (1 - p)) < 0.01
+    torch.testing.assert_close(y[kept], (x / (1 - p))[kept])
+    torch.testing.assert_close(x.grad, kept.float() / (1 - p))
+    assert_compiled_without_fallback(trace_path)
+    assert "aten.native_dropout" in library_ops(trace_path)
+
+
+class Upsampling(nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        align = None if self.mode == "nearest" else False
+        up = nn.functional.interpolate(x, scale_factor=2, mode=self.mode, align_corners=align)
+        return self.conv(up)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_upsampling_gathers_and_scatters_on_library_kernels(trace_path, mode):
+    """Upsampling decomposes to advanced indexing: the forward gathers (aten.index.Tensor),
+    the backward adds the gradient back through the same indices (aten.index_put)."""
+    torch.manual_seed(0)
+    model = Upsampling(mode)
+    x = torch.randn(2, 4, 5, 7)
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    y, grads = forward_backward(compiled, x)
+    y_ref, grads_ref = forward_backward(reference, x.double())
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
+    for got, expected in zip(grads, grads_ref):
+        torch.testing.assert_close(got, expected.float(), rtol=1e-4, atol=1e-4)
+    assert_compiled_without_fallback(trace_path)
+    assert {"aten.index.Tensor", "aten.index_put"} <= library_ops(trace_path)
