@@ -110,6 +110,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "bias_only", {2, 3, 6, 5}, {4, 3, 2, 2}, 1, 0, 1, 1, {false, false, true}},
             ConvolutionCase{
                 "input_only", {1, 8, 12, 12}, {16, 4, 5, 5}, 3, 2, 1, 2, {true, false, false}},
+            // Depthwise, with a channel multiplier of 2, strided and dilated.
+            ConvolutionCase{"depthwise_multiplier_strided",
+                            {2, 3, 9, 8},
+                            {6, 1, 3, 3},
+                            2,
+                            1,
+                            2,
+                            3,
+                            {true, true, true}},
+            // 1x1 with stride 1 and no padding: one gemm per image on the input as it is.
+            ConvolutionCase{
+                "pointwise_grouped", {2, 8, 7, 9}, {6, 4, 1, 1}, 1, 0, 1, 2, {true, true, true}},
             // Transposed: a U-Net's 2x upsampling, then padding, output padding, dilation and
             // groups.
             ConvolutionCase{"transposed_upsampling",
@@ -185,6 +197,38 @@ TEST(ConvolutionLibraryKernelChoice, OneDnnForF32WhereBuiltInElseIm2col) {
     }
     for (const auto& im2col : cpuLibraryHasOneDnn() ? std::vector{f64} : std::vector{f32, f64})
       EXPECT_EQ(im2col->implementation, suffix.empty() ? "im2col+gemm" : "im2col+gemm backward");
+  }
+}
+
+// A 1x1 convolution with stride 1 and no padding is a gemm per image whatever the build has; a
+// strided or padded one is not.
+TEST(ConvolutionLibraryKernelChoice, DepthwiseConvolutionHasItsOwnLoop) {
+  ConvolutionCase depthwise{"", {2, 6, 7, 7}, {6, 1, 3, 3}, 1, 1, 1, 6, {true, true, true}};
+  auto graph = singleOp("aten.convolution",
+                        {typeOf(DType::F32, depthwise.input), typeOf(DType::F32, depthwise.weight)},
+                        convolutionAttrs(depthwise));
+  std::optional<CpuLibraryKernel> kernel = findCpuLibraryKernel(*graph->nodes().front(), nullptr);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->implementation, "depthwise:f32");
+}
+
+TEST(ConvolutionLibraryKernelChoice, PointwiseConvolutionIsAGemmPerImage) {
+  ConvolutionCase pointwise{"", {2, 8, 5, 5}, {4, 8, 1, 1}, 1, 0, 1, 1, {true, true, true}};
+  auto graph = singleOp("aten.convolution",
+                        {typeOf(DType::F32, pointwise.input), typeOf(DType::F32, pointwise.weight)},
+                        convolutionAttrs(pointwise));
+  std::optional<CpuLibraryKernel> kernel = findCpuLibraryKernel(*graph->nodes().front(), nullptr);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->implementation, "1x1-gemm");
+  for (ConvolutionCase other :
+       {ConvolutionCase{"", {2, 8, 5, 5}, {4, 8, 1, 1}, 2, 0, 1, 1, {true, true, true}},
+        ConvolutionCase{"", {2, 8, 5, 5}, {4, 8, 1, 1}, 1, 1, 1, 1, {true, true, true}}}) {
+    auto strided = singleOp("aten.convolution",
+                            {typeOf(DType::F32, other.input), typeOf(DType::F32, other.weight)},
+                            convolutionAttrs(other));
+    kernel = findCpuLibraryKernel(*strided->nodes().front(), nullptr);
+    ASSERT_TRUE(kernel);
+    EXPECT_NE(kernel->implementation, "1x1-gemm");
   }
 }
 

@@ -4,6 +4,7 @@
 // oneDNN is not (onednn_convolution.h): f64, or a build without oneDNN.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -54,33 +55,42 @@ void col2imAdd(const Conv2dGeometry& g, const T* columns, T* groupGradInput) {
   });
 }
 
-// Each image and group: unfold the receptive fields into columns, then one gemm with the
-// group's filters. `bias` may be null.
+// A 1x1 convolution with stride 1 and no padding: each image's group of input planes is its
+// own column matrix (patch = channels, pixels = the plane), so no columns are unfolded.
+inline bool isPointwiseConvolution(const Conv2dGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.padding[0] == 0 &&
+         g.padding[1] == 0 && g.outH == g.height && g.outW == g.width;
+}
+
+// Each image and group: unfold the receptive fields into columns (a pointwise convolution reads
+// the input as they are), then one gemm with the group's filters, accumulated onto the bias
+// written first (`bias` may be null): the bias costs no pass of its own.
 template <typename T>
 void im2colConvolution(const Conv2dGeometry& g, const Tensor& input, const Tensor& weight,
                        const Tensor* bias, Tensor& out) {
   Tensor x = input.contiguous(), w = weight.contiguous();
+  Tensor b = bias ? bias->contiguous() : Tensor();
   int64_t pixels = g.pixels(), patch = g.patch(), groupFilters = g.groupFilters();
-  Scratch<T> columns(patch * pixels);
+  bool direct = isPointwiseConvolution(g);
+  Scratch<T> columns(direct ? 0 : patch * pixels);
   T* output = out.dataAs<T>();
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t group = 0; group < g.groups; ++group) {
       if (pixels == 0 || groupFilters == 0) continue;
-      im2col(g, x.dataAs<T>() + groupInputOffset(g, n, group), columns.data());
+      T* groupOutput = output + groupOutputOffset(g, n, group);
+      if (bias)
+        for (int64_t f = 0; f < groupFilters; ++f) {
+          T value = b.dataAs<T>()[group * groupFilters + f];
+          std::fill(groupOutput + f * pixels, groupOutput + (f + 1) * pixels, value);
+        }
+      const T* groupInput = x.dataAs<T>() + groupInputOffset(g, n, group);
+      if (!direct) im2col(g, groupInput, columns.data());
       gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(groupFilters), static_cast<int>(pixels),
            static_cast<int>(patch), w.dataAs<T>() + group * groupFilters * patch,
-           static_cast<int>(patch), columns.data(), static_cast<int>(pixels),
-           output + groupOutputOffset(g, n, group), static_cast<int>(pixels));
+           static_cast<int>(patch), direct ? groupInput : columns.data(), static_cast<int>(pixels),
+           groupOutput, static_cast<int>(pixels),
+           /*beta=*/bias ? 1.0 : 0.0);
     }
-  if (bias) {
-    Tensor b = bias->contiguous();
-    for (int64_t n = 0; n < g.batch; ++n)
-      for (int64_t f = 0; f < g.filters; ++f) {
-        T* plane = output + (n * g.filters + f) * pixels;
-        for (int64_t p = 0; p < pixels; ++p)
-          plane[p] += b.dataAs<T>()[f];
-      }
-  }
 }
 
 // The three gradients (grad_input, grad_weight, grad_bias in `outputs`), per image and group over
