@@ -28,6 +28,17 @@ def forward_backward(model, x):
     return y.detach(), grads
 
 
+def assert_matches_float64_eager(model, x, trace_path):
+    """The model compiled by Loupe against a float64 copy run eagerly: output and gradients."""
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    y, grads = forward_backward(compiled, x)
+    y_ref, grads_ref = forward_backward(reference, x.double())
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
+    for got, expected in zip(grads, grads_ref):
+        torch.testing.assert_close(got, expected.float(), rtol=1e-4, atol=1e-4)
+
+
 def library_ops(trace_path):
     """The ops kernel selection gave a library kernel, from the trace's kernels."""
     return {
@@ -80,13 +91,7 @@ def test_transposed_convolution_and_average_pooling_match_float64_eager(
     torch.manual_seed(0)
     model = UpsamplingBlock(stride, padding, output_padding, groups, dilation, bias)
     x = torch.randn(2, 8, 7, 6)
-    reference = copy.deepcopy(model).double()
-    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
-    y, grads = forward_backward(compiled, x)
-    y_ref, grads_ref = forward_backward(reference, x.double())
-    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
-    for got, expected in zip(grads, grads_ref):
-        torch.testing.assert_close(got, expected.float(), rtol=1e-4, atol=1e-4)
+    assert_matches_float64_eager(model, x, trace_path)
     assert_compiled_without_fallback(trace_path)
     assert {
         "aten.convolution",
@@ -135,12 +140,6 @@ def test_upsampling_gathers_and_scatters_on_library_kernels(trace_path, mode):
     torch.manual_seed(0)
     model = Upsampling(mode)
     x = torch.randn(2, 4, 5, 7)
-    reference = copy.deepcopy(model).double()
-    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
-    y, grads = forward_backward(compiled, x)
-    y_ref, grads_ref = forward_backward(reference, x.double())
-    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
-    for got, expected in zip(grads, grads_ref):
-        torch.testing.assert_close(got, expected.float(), rtol=1e-4, atol=1e-4)
+    assert_matches_float64_eager(model, x, trace_path)
     assert_compiled_without_fallback(trace_path)
     assert {"aten.index.Tensor", "aten.index_put"} <= library_ops(trace_path)

@@ -167,18 +167,22 @@ std::vector<TensorType> typesOf(const std::vector<Tensor>& tensors) {
   return types;
 }
 
-KernelStats runLibraryKernel(Graph& graph, const std::string& op,
-                             const std::vector<Tensor>& inputs) {
+std::unique_ptr<Executable> libraryExecutable(Graph& graph, const std::string& op, bool check) {
   for (Node* node : graph.nodes())
     node->attrs().set("kernel", "lib");
   Plan plan;
   plan.kernels.push_back({.name = "lib", .op = op, .kind = KernelKind::Library});
   ExecutableOptions options;
   options.compiler.cacheDir = testCacheDir();
-  options.check = true;
-  Executable executable(graph, plan, options);
-  executable.run(inputs);
-  return executable.stats().kernels.at("lib");
+  options.check = check;
+  return std::make_unique<Executable>(graph, plan, options);
+}
+
+KernelStats runLibraryKernel(Graph& graph, const std::string& op,
+                             const std::vector<Tensor>& inputs) {
+  std::unique_ptr<Executable> executable = libraryExecutable(graph, op, /*check=*/true);
+  executable->run(inputs);
+  return executable->stats().kernels.at("lib");
 }
 
 void expectGeneratedMatchesReference(Graph& graph, const std::vector<Tensor>& inputs,

@@ -83,6 +83,11 @@ std::unique_ptr<Graph> singleOp(const std::string& op, const std::vector<TensorT
 
 std::vector<TensorType> typesOf(const std::vector<Tensor>& tensors);
 
+// An executable of `graph` whose every node runs as the library kernel "lib" for `op` (in check
+// mode with `check`).
+std::unique_ptr<Executable> libraryExecutable(Graph& graph, const std::string& op,
+                                              bool check = false);
+
 // Runs every node of `graph` (all named kernel "lib") once as a library kernel in check mode and
 // returns the shared stats: the error against the reference over every result.
 KernelStats runLibraryKernel(Graph& graph, const std::string& op,

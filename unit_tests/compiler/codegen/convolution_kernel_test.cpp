@@ -41,6 +41,13 @@ AttrMap convolutionAttrs(const ConvolutionCase& form) {
   return attrs;
 }
 
+// `form` as a transposed convolution (its weight read as [C_in, C_out / groups, kh, kw]).
+ConvolutionCase asTransposed(ConvolutionCase form, int64_t outputPadding = 0) {
+  form.transposed = true;
+  form.outputPadding = outputPadding;
+  return form;
+}
+
 TensorType typeOf(DType dtype, const std::vector<int64_t>& shape) {
   return tensorType(dtype, Shape(shape.begin(), shape.end()));
 }
@@ -111,57 +118,21 @@ INSTANTIATE_TEST_SUITE_P(
             ConvolutionCase{
                 "input_only", {1, 8, 12, 12}, {16, 4, 5, 5}, 3, 2, 1, 2, {true, false, false}},
             // Depthwise, with a channel multiplier of 2, strided and dilated.
-            ConvolutionCase{"depthwise_multiplier_strided",
-                            {2, 3, 9, 8},
-                            {6, 1, 3, 3},
-                            2,
-                            1,
-                            2,
-                            3,
-                            {true, true, true}},
+            ConvolutionCase{
+                "depthwise_x2", {2, 3, 9, 8}, {6, 1, 3, 3}, 2, 1, 2, 3, {true, true, true}},
             // 1x1 with stride 1 and no padding: one gemm per image on the input as it is.
             ConvolutionCase{
                 "pointwise_grouped", {2, 8, 7, 9}, {6, 4, 1, 1}, 1, 0, 1, 2, {true, true, true}},
-            // Transposed: a U-Net's 2x upsampling, then padding, output padding, dilation and
-            // groups.
-            ConvolutionCase{"transposed_upsampling",
-                            {2, 6, 5, 7},
-                            {6, 4, 2, 2},
-                            2,
-                            0,
-                            1,
-                            1,
-                            {true, true, true},
-                            true},
-            ConvolutionCase{"transposed_padded",
-                            {2, 4, 6, 5},
-                            {4, 3, 3, 3},
-                            2,
-                            1,
-                            1,
-                            1,
-                            {true, true, true},
-                            true,
-                            1},
-            ConvolutionCase{"transposed_dilated_grouped",
-                            {1, 6, 7, 6},
-                            {6, 2, 3, 2},
-                            1,
-                            2,
-                            2,
-                            3,
-                            {true, true, false},
-                            true},
-            ConvolutionCase{"transposed_weight_only",
-                            {2, 3, 4, 4},
-                            {3, 5, 3, 3},
-                            3,
-                            1,
-                            1,
-                            1,
-                            {false, true, true},
-                            true,
-                            2}),
+            // Transposed (tr_): a U-Net's 2x upsampling, then padding, output padding, dilation
+            // and groups, and the weight's gradient alone.
+            asTransposed(
+                {"tr_upsampling", {2, 6, 5, 7}, {6, 4, 2, 2}, 2, 0, 1, 1, {true, true, true}}),
+            asTransposed({"tr_padded", {2, 4, 6, 5}, {4, 3, 3, 3}, 2, 1, 1, 1, {true, true, true}},
+                         1),
+            asTransposed(
+                {"tr_grouped", {1, 6, 7, 6}, {6, 2, 3, 2}, 1, 2, 2, 3, {true, true, false}}),
+            asTransposed({"tr_weight", {2, 3, 4, 4}, {3, 5, 3, 3}, 3, 1, 1, 1, {false, true, true}},
+                         2)),
         ::testing::Values(DType::F32, DType::F64)),
     [](const auto& info) {
       return std::get<0>(info.param).name + "_" + std::string(dtypeName(std::get<1>(info.param)));
@@ -202,33 +173,33 @@ TEST(ConvolutionLibraryKernelChoice, OneDnnForF32WhereBuiltInElseIm2col) {
 
 // A 1x1 convolution with stride 1 and no padding is a gemm per image whatever the build has; a
 // strided or padded one is not.
-TEST(ConvolutionLibraryKernelChoice, DepthwiseConvolutionHasItsOwnLoop) {
-  ConvolutionCase depthwise{"", {2, 6, 7, 7}, {6, 1, 3, 3}, 1, 1, 1, 6, {true, true, true}};
+// What kernel selection picks for the forward of `form` in f32.
+std::optional<CpuLibraryKernel> forwardKernelFor(const ConvolutionCase& form) {
   auto graph = singleOp("aten.convolution",
-                        {typeOf(DType::F32, depthwise.input), typeOf(DType::F32, depthwise.weight)},
-                        convolutionAttrs(depthwise));
-  std::optional<CpuLibraryKernel> kernel = findCpuLibraryKernel(*graph->nodes().front(), nullptr);
+                        {typeOf(DType::F32, form.input), typeOf(DType::F32, form.weight)},
+                        convolutionAttrs(form));
+  return findCpuLibraryKernel(*graph->nodes().front(), nullptr);
+}
+
+TEST(ConvolutionLibraryKernelChoice, DepthwiseConvolutionHasItsOwnLoop) {
+  std::optional<CpuLibraryKernel> kernel =
+      forwardKernelFor({"", {2, 6, 7, 7}, {6, 1, 3, 3}, 1, 1, 1, 6, {true, true, true}});
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->implementation, "depthwise:f32");
 }
 
+// A 1x1 convolution with stride 1 and no padding is a gemm per image whatever the build has; a
+// strided or padded one is not.
 TEST(ConvolutionLibraryKernelChoice, PointwiseConvolutionIsAGemmPerImage) {
-  ConvolutionCase pointwise{"", {2, 8, 5, 5}, {4, 8, 1, 1}, 1, 0, 1, 1, {true, true, true}};
-  auto graph = singleOp("aten.convolution",
-                        {typeOf(DType::F32, pointwise.input), typeOf(DType::F32, pointwise.weight)},
-                        convolutionAttrs(pointwise));
-  std::optional<CpuLibraryKernel> kernel = findCpuLibraryKernel(*graph->nodes().front(), nullptr);
+  std::optional<CpuLibraryKernel> kernel =
+      forwardKernelFor({"", {2, 8, 5, 5}, {4, 8, 1, 1}, 1, 0, 1, 1, {true, true, true}});
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->implementation, "1x1-gemm");
-  for (ConvolutionCase other :
-       {ConvolutionCase{"", {2, 8, 5, 5}, {4, 8, 1, 1}, 2, 0, 1, 1, {true, true, true}},
-        ConvolutionCase{"", {2, 8, 5, 5}, {4, 8, 1, 1}, 1, 1, 1, 1, {true, true, true}}}) {
-    auto strided = singleOp("aten.convolution",
-                            {typeOf(DType::F32, other.input), typeOf(DType::F32, other.weight)},
-                            convolutionAttrs(other));
-    kernel = findCpuLibraryKernel(*strided->nodes().front(), nullptr);
+  for (int64_t stride : {1, 2}) {
+    kernel = forwardKernelFor(
+        {"", {2, 8, 5, 5}, {4, 8, 1, 1}, stride, 2 - stride, 1, 1, {true, true, true}});
     ASSERT_TRUE(kernel);
-    EXPECT_NE(kernel->implementation, "1x1-gemm");
+    EXPECT_NE(kernel->implementation, "1x1-gemm") << "stride " << stride;
   }
 }
 

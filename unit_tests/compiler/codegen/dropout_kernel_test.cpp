@@ -31,20 +31,15 @@ std::unique_ptr<Graph> dropoutGraph(DType dtype, const std::vector<int64_t>& sha
 // Runs `graph` once from stream position 0: as the library kernel, or (`library` false) as the
 // reference.
 std::vector<Tensor> runFromStart(Graph& graph, const Tensor& input, bool library) {
-  Plan plan;
-  if (library) {
-    for (Node* node : graph.nodes())
-      node->attrs().set("kernel", "lib");
-    plan.kernels.push_back(
-        {.name = "lib", .op = "aten.native_dropout", .kind = KernelKind::Library});
-  }
   ExecutableOptions options;
   options.compiler.cacheDir = testCacheDir();
-  Executable executable(graph, plan, options);
+  std::unique_ptr<Executable> executable =
+      library ? libraryExecutable(graph, "aten.native_dropout")
+              : std::make_unique<Executable>(graph, Plan{}, options);
   resetDropoutDraws(0);
-  std::vector<Tensor> outputs = executable.run({input});
+  std::vector<Tensor> outputs = executable->run({input});
   if (library) {
-    EXPECT_EQ(executable.stats().kernels.at("lib").implementation, "library:aten.native_dropout");
+    EXPECT_EQ(executable->stats().kernels.at("lib").implementation, "library:aten.native_dropout");
   }
   return outputs;
 }
@@ -84,16 +79,10 @@ TEST(DropoutLibraryKernelMasks, KeepTheRateScaleTheKeptAndChangeEveryCall) {
   const double p = 0.25;
   std::vector<int64_t> shape = {200, 500};
   auto graph = dropoutGraph(DType::F32, shape, p);
-  for (Node* node : graph->nodes())
-    node->attrs().set("kernel", "lib");
-  Plan plan;
-  plan.kernels.push_back({.name = "lib", .op = "aten.native_dropout", .kind = KernelKind::Library});
-  ExecutableOptions options;
-  options.compiler.cacheDir = testCacheDir();
-  Executable executable(*graph, plan, options);
+  std::unique_ptr<Executable> executable = libraryExecutable(*graph, "aten.native_dropout");
   Tensor x = transposedRandom(DType::F32, shape, 9);
   std::vector<double> input = x.toDoubles();
-  std::vector<Tensor> first = executable.run({x}), second = executable.run({x});
+  std::vector<Tensor> first = executable->run({x}), second = executable->run({x});
   std::vector<double> out = first[0].toDoubles(), mask = first[1].toDoubles();
   double kept = 0;
   for (size_t i = 0; i < mask.size(); ++i) {

@@ -139,15 +139,9 @@ graph @oob(%x: f32[6,4], %i: i64[2]) -> (f32[2,4]) {
   %y = aten.index.Tensor(%x, %i) : f32[2,4]
   return %y
 })");
-  for (Node* node : graph->nodes())
-    node->attrs().set("kernel", "lib");
-  Plan plan;
-  plan.kernels.push_back({.name = "lib", .op = "aten.index.Tensor", .kind = KernelKind::Library});
-  ExecutableOptions options;
-  options.compiler.cacheDir = testCacheDir();
-  Executable executable(*graph, plan, options);
+  std::unique_ptr<Executable> executable = libraryExecutable(*graph, "aten.index.Tensor");
   try {
-    executable.run({transposedRandom(DType::F32, {6, 4}, 1), indexTensor({2, 6}, {2})});
+    executable->run({transposedRandom(DType::F32, {6, 4}, 1), indexTensor({2, 6}, {2})});
     FAIL() << "expected an error";
   } catch (const Error& error) {
     EXPECT_NE(error.message().find("index 6 is out of bounds for dim 0 of size 6"),
