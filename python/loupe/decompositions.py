@@ -28,6 +28,7 @@ _DECOMPOSED = (
     "hardsigmoid_backward",
     "softplus",
     "softplus_backward",
+    "mish",
     "mish_backward",
     "log_sigmoid_forward",
     "log_sigmoid_backward",

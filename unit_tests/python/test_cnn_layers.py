@@ -1,8 +1,8 @@
 """Layers beyond the reference models, through torch.compile(backend="loupe") on the CPU:
 transposed convolution and nearest or bilinear upsampling (a U-Net's decoder), average and
-adaptive average pooling, and training dropout. Each is compiled (no graph runs eagerly,
-nothing is left to the fallback), runs on its library kernel, and matches float64 eager forward
-and backward.
+adaptive average pooling, training dropout, and every common activation. Each is compiled (no
+graph runs eagerly, nothing is left to the fallback), runs on its library kernel (the
+activations: generated code), and matches float64 eager forward and backward.
 """
 
 import copy
@@ -143,3 +143,30 @@ def test_upsampling_gathers_and_scatters_on_library_kernels(trace_path, mode):
     assert_matches_float64_eager(model, x, trace_path)
     assert_compiled_without_fallback(trace_path)
     assert {"aten.index.Tensor", "aten.index_put"} <= library_ops(trace_path)
+
+
+ACTIVATIONS = [
+    nn.ELU(),
+    nn.Hardswish(),
+    nn.Hardsigmoid(),
+    nn.Softplus(),
+    nn.Mish(),
+    nn.LeakyReLU(0.1),
+    nn.LogSigmoid(),
+    nn.GLU(),
+    nn.PReLU(),
+    nn.ReLU6(),
+    nn.SiLU(),
+    nn.GELU(),
+    nn.GELU(approximate="tanh"),
+]
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS, ids=lambda a: repr(a))
+def test_every_activation_compiles_forward_and_backward(trace_path, activation):
+    """Activations are ops of their own or decompose while aot_autograd traces
+    (loupe/decompositions.py): none is left to the fallback, and each matches float64 eager."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), activation)
+    assert_matches_float64_eager(model, torch.randn(8, 16) * 3, trace_path)
+    assert_compiled_without_fallback(trace_path)
