@@ -135,6 +135,12 @@ void channelSums(const Tensor& gradOut, Tensor& gradBias) {
   }
 }
 
+// A stand-in for a gradient the mask leaves out: the convolution kernels zero such a result and
+// never index it, so one element does.
+inline Tensor unrequested(DType dtype) {
+  return Tensor::empty(dtype, {1});
+}
+
 // A transposed convolution is the adjoint of the plain one from its output's space to its
 // input's (compiler/ops/convolution.cpp): `g` below is that plain convolution, whose input is
 // the transposed one's output.
@@ -145,9 +151,8 @@ void transposedConvolution2d(const std::vector<const Tensor*>& inputs, const Att
   Tensor& out = outputs[0];
   Conv2dGeometry g(out, weight, x, attrs);
   // The plain convolution's input gradient for grad_output = x; its weight's and bias's
-  // gradients are not asked for (small tensors for the kernels to leave as zeros).
-  std::vector<Tensor> grads = {out, Tensor::empty(weight.dtype(), weight.shape()),
-                               Tensor::empty(weight.dtype(), {weight.size(0)})};
+  // gradients are not asked for (one-element stand-ins the kernels zero and never index).
+  std::vector<Tensor> grads = {out, unrequested(weight.dtype()), unrequested(weight.dtype())};
   plainConvolution2dBackward<T>(g, x, out, weight, {true, false, false}, grads);
   if (inputs.size() > 2 && inputs[2]) {
     Tensor b = inputs[2]->contiguous();
@@ -179,8 +184,8 @@ void transposedConvolution2dBackward(const std::vector<const Tensor*>& inputs, c
   // grad_weight: the plain convolution's weight gradient, grad_output its input and x its
   // output's gradient.
   if (mask[1]) {
-    std::vector<Tensor> grads = {Tensor::empty(gradOut.dtype(), gradOut.shape()), outputs[1],
-                                 Tensor::empty(weight.dtype(), {weight.size(0)})};
+    std::vector<Tensor> grads = {unrequested(gradOut.dtype()), outputs[1],
+                                 unrequested(weight.dtype())};
     plainConvolution2dBackward<T>(g, x, gradOut, weight, {false, true, false}, grads);
   } else {
     std::memset(outputs[1].data(), 0, outputs[1].nbytes());

@@ -156,7 +156,7 @@ void gatherWords(const IndexedOffsets& offsets, const Word* source, Word* out, i
   offsets.forEachRun(first, last, [&](int64_t result, int64_t from, int64_t run) {
     if (run == 1)
       out[result] = source[from];
-    else
+    else if (run > 1)
       std::memcpy(out + result, source + from, static_cast<size_t>(run) * sizeof(Word));
   });
 }
@@ -189,7 +189,7 @@ template <typename T>
 void indexPut(const std::vector<const Tensor*>& inputs, bool accumulate, Tensor& out) {
   Tensor self = inputs.front()->contiguous();
   IndexedOffsets offsets(self, {inputs.begin() + 1, inputs.end() - 1}, "aten.index_put");
-  std::memcpy(out.data(), self.data(), out.nbytes());
+  if (out.nbytes() > 0) std::memcpy(out.data(), self.data(), out.nbytes());
   // The values as a dense tensor of the indexed shape: stride 0 along their broadcast dims.
   const Tensor& given = *inputs.back();
   const std::vector<int64_t>& shape = offsets.shape();
