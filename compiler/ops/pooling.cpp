@@ -14,6 +14,7 @@
 #include "compiler/ir/error.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/ops/pointwise.h"
+#include "compiler/ops/pool_windows.h"
 
 namespace loupe {
 namespace {
@@ -209,18 +210,10 @@ struct AvgPoolOptions {
   };
   Window window2d(int64_t oh, int64_t ow, const PlaneGeometry& g) const {
     const PoolWindow& w = window;
-    int64_t h0 = oh * w.stride[0] - w.padding[0], w0 = ow * w.stride[1] - w.padding[1];
-    int64_t h1 = std::min(h0 + w.kernel[0], g.inH + w.padding[0]);
-    int64_t w1 = std::min(w0 + w.kernel[1], g.inW + w.padding[1]);
-    int64_t paddedArea = (h1 - h0) * (w1 - w0);
-    h0 = std::max<int64_t>(h0, 0);
-    w0 = std::max<int64_t>(w0, 0);
-    h1 = std::min(h1, g.inH);
-    w1 = std::min(w1, g.inW);
-    int64_t area = divisorOverride   ? *divisorOverride
-                   : countIncludePad ? paddedArea
-                                     : (h1 - h0) * (w1 - w0);
-    return {h0, h1, w0, w1, static_cast<double>(area)};
+    AverageWindow h = averageWindow(oh, w.kernel[0], w.stride[0], w.padding[0], g.inH);
+    AverageWindow v = averageWindow(ow, w.kernel[1], w.stride[1], w.padding[1], g.inW);
+    return {h.first, h.last, v.first, v.last,
+            static_cast<double>(averageDivisor(h, v, countIncludePad, divisorOverride))};
   }
 };
 
@@ -273,15 +266,11 @@ void avgPoolBackwardReference(const std::vector<const Tensor*>& inputs, const At
 
 // ---- adaptive average pooling: output cell o of n covers [floor(o*in/n), ceil((o+1)*in/n)).
 
-std::pair<int64_t, int64_t> adaptiveRange(int64_t o, int64_t in, int64_t out) {
-  return {o * in / out, ((o + 1) * in + out - 1) / out};
-}
-
 template <typename Visit>
 void forEachAdaptiveCell(const PlaneGeometry& g, Visit visit) {
   g.forEachOutput([&](int64_t plane, int64_t o, int64_t oh, int64_t ow) {
-    auto [h0, h1] = adaptiveRange(oh, g.inH, g.outH);
-    auto [w0, w1] = adaptiveRange(ow, g.inW, g.outW);
+    auto [h0, h1] = adaptiveCell(oh, g.inH, g.outH);
+    auto [w0, w1] = adaptiveCell(ow, g.inW, g.outW);
     double area = static_cast<double>((h1 - h0) * (w1 - w0));
     for (int64_t ih = h0; ih < h1; ++ih)
       for (int64_t iw = w0; iw < w1; ++iw)

@@ -1,8 +1,6 @@
 // 2-D average pooling and adaptive average pooling, and their backward ops, over the last two
-// dims with every leading dim flattened into planes, as the references in compiler/ops/pooling.cpp
-// define them: the window clipped to the input, averaged over its padded area
-// (count_include_pad), its clipped area, or divisor_override; an adaptive output cell o of n
-// covers [floor(o * in / n), ceil((o + 1) * in / n)). The forward walks each output row once per
+// dims with every leading dim flattened into planes, with the windows and divisors of their
+// references (compiler/ops/pool_windows.h). The forward walks each output row once per
 // window tap, over the run of outputs whose tap lies inside the input, as max pooling does
 // (max_pool.h), so the inner loop is a sum the compiler vectorises; the backward spreads each
 // output's share over its window the same way. Planes are split across the library threads (a
@@ -17,22 +15,10 @@
 #include "compiler/codegen/cpu/library/pool_geometry.h"
 #include "compiler/codegen/cpu/library/vector_clones.h"
 #include "compiler/ir/attribute.h"
+#include "compiler/ops/pool_windows.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
-
-// The window along one dim of output `o`: its first and last input positions clipped to the
-// input [first, last), and its extent before clipping to the input (its padded extent).
-struct WindowSpan {
-  int64_t first, last, padded;
-};
-
-inline WindowSpan averageWindow(int64_t o, int64_t kernel, int64_t stride, int64_t padding,
-                                int64_t size) {
-  int64_t start = o * stride - padding;
-  int64_t end = std::min(start + kernel, size + padding);
-  return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
-}
 
 // What an average is divided by, per the op's attributes.
 struct AverageDivisor {
@@ -47,11 +33,9 @@ struct AverageDivisor {
   // The factor an output's window sum is scaled by: 0 for a window with no input element
   // (torch writes 0 there).
   template <typename T>
-  T scale(const WindowSpan& h, const WindowSpan& w) const {
-    int64_t area = (h.last - h.first) * (w.last - w.first);
-    if (h.first >= h.last || w.first >= w.last) return T(0);
-    int64_t divisor = override ? *override : countIncludePad ? h.padded * w.padded : area;
-    return T(1) / T(divisor);
+  T scale(const AverageWindow& h, const AverageWindow& w) const {
+    if (h.empty() || w.empty()) return T(0);
+    return T(1) / T(averageDivisor(h, w, countIncludePad, override));
   }
 };
 
@@ -66,7 +50,7 @@ LOUPE_VECTOR_CLONES void averagePoolRows(const PoolGeometry& g, const AverageDiv
     int64_t plane = row / g.outH, oh = row % g.outH;
     const T* planeInput = input + plane * g.inH * g.inW;
     T* sum = out + row * g.outW;
-    WindowSpan h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
+    AverageWindow h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
     for (int64_t ow = 0; ow < g.outW; ++ow) {
       sum[ow] = T(0);
       rowScale[ow] = divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
@@ -110,7 +94,7 @@ LOUPE_VECTOR_CLONES void averagePoolBackwardPlane(const PoolGeometry& g,
   int64_t sh = g.stride[0], sw = g.stride[1];
   std::fill(planeGrad, planeGrad + g.inH * g.inW, T(0));
   for (int64_t oh = 0; oh < g.outH; ++oh) {
-    WindowSpan h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
+    AverageWindow h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
     for (int64_t ow = 0; ow < g.outW; ++ow)
       share[ow] = grad[oh * g.outW + ow] *
                   divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
@@ -143,11 +127,6 @@ void avgPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
                                   outputs[0].dataAs<T>() + p * plane,
                                   shares.data() + part * g.outW);
   });
-}
-
-// Adaptive pooling's cell o of n over an extent of `size`: [floor(o*size/n), ceil((o+1)*size/n)).
-inline std::pair<int64_t, int64_t> adaptiveCell(int64_t o, int64_t size, int64_t n) {
-  return {o * size / n, ((o + 1) * size + n - 1) / n};
 }
 
 // Sizes of adaptive pooling: planes of in x in to out x out; from the input (or its gradient's
