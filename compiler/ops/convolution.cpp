@@ -57,6 +57,12 @@ struct ConvOptions {
   }
 };
 
+// The bias's shape: one per output channel.
+Shape channelShape(const TensorType& weight, const AttrMap& attrs) {
+  if (attrs.getBool("transposed")) return {weight.shape[1] * attrs.getInt("groups")};
+  return {weight.shape[0]};
+}
+
 // Checks input [N, C_in, spatial...] against weight ([C_out, C_in / groups, kernel...], or
 // transposed [C_in, C_out / groups, kernel...]) and returns the output shape.
 Shape convOutputShape(const TensorType& input, const TensorType& weight, const AttrMap& attrs,
@@ -82,8 +88,7 @@ Shape convOutputShape(const TensorType& input, const TensorType& weight, const A
     throw Error("shape",
                 op + ": " + std::to_string(*grouped) + (options.transposed ? " input" : " output") +
                     " channels are not divisible by groups=" + std::to_string(options.groups));
-  Shape out = {input.shape[0],
-               options.transposed ? weight.shape[1] * options.groups : weight.shape[0]};
+  Shape out = {input.shape[0], channelShape(weight, attrs)[0]};
   for (size_t i = 0; i < spatial; ++i) {
     const SymExpr& in = input.shape[2 + i];
     const SymExpr& k = weight.shape[2 + i];
@@ -96,12 +101,6 @@ Shape convOutputShape(const TensorType& input, const TensorType& weight, const A
                                shapeStr(weight.shape) + "] after padding");
   }
   return out;
-}
-
-// The bias's shape: one per output channel.
-Shape channelShape(const TensorType& weight, const AttrMap& attrs) {
-  if (attrs.getBool("transposed")) return {weight.shape[1] * attrs.getInt("groups")};
-  return {weight.shape[0]};
 }
 
 std::vector<Type> inferConvolution(const std::vector<const Type*>& operands, const AttrMap& attrs) {

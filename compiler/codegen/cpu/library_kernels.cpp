@@ -239,8 +239,7 @@ bool isBlasDType(DType dtype) {
 // What each floating-point library kernel records and runs; the index tensors of max pooling
 // (its second result, its backward's third operand) and of the embeddings (their second
 // operand) are i64, dropout's mask (its second result) bool, every other value is in the first
-// result's dtype. `precision` is "f32" or
-// "f64".
+// result's dtype. `precision` is "f32" or "f64".
 struct FloatKernel {
   const char* op;
   std::function<CpuLibraryKernel(const std::string& precision)> describe;
@@ -377,35 +376,39 @@ bool isTwoDConvolution(const Node& node) {
   return node.operand(node.op() == "aten.convolution" ? 0 : 1)->tensorType().rank() == 4;
 }
 
-// A plain 2-D convolution with one input channel per group (what isDepthwiseConvolution says of
-// its geometry at run time).
-bool isDepthwiseConvolutionNode(const Node& node) {
-  if (!isTwoDConvolution(node) || node.attrs().getBool("transposed", false)) return false;
-  int64_t groups = node.attrs().getInt("groups", 1);
-  return groups > 1 && node.operand(1)->tensorType().shape[1].constant() == 1 &&
-         node.operand(0)->tensorType().shape[1].constant() == groups;
+// The values of an attribute's dims, or nothing if one is symbolic.
+std::optional<std::vector<int64_t>> constantDims(const AttrMap& attrs, const char* name) {
+  std::vector<int64_t> values;
+  for (const SymExpr& d : attrs.getDims(name)) {
+    std::optional<int64_t> value = d.constant();
+    if (!value) return std::nullopt;
+    values.push_back(*value);
+  }
+  return values;
 }
 
-// A plain 2-D convolution whose kernel is 1x1, with stride 1 and no padding (so the output's
-// planes are the input's): what isPointwiseConvolution says of its geometry at run time.
+// What isDepthwiseConvolution and isPointwiseConvolution say of a plain 2-D convolution's
+// geometry at run time, from the node's static sizes and attributes (a dim they read that is
+// symbolic: no).
+bool isDepthwiseConvolutionNode(const Node& node) {
+  if (!isTwoDConvolution(node) || node.attrs().getBool("transposed", false)) return false;
+  std::optional<int64_t> channels = node.operand(0)->tensorType().shape[1].constant();
+  std::optional<int64_t> groupChannels = node.operand(1)->tensorType().shape[1].constant();
+  return channels && groupChannels &&
+         isDepthwise(*channels, *groupChannels, node.attrs().getInt("groups", 1));
+}
+
 bool isPointwiseConvolutionNode(const Node& node) {
   if (!isTwoDConvolution(node) || node.attrs().getBool("transposed", false)) return false;
   const Shape& weight = node.operand(1)->tensorType().shape;
-  auto all = [&](const char* name, int64_t value) {
-    for (const SymExpr& v : node.attrs().getDims(name))
-      if (v.constant() != value) return false;
-    return true;
-  };
-  return weight[2].constant() == 1 && weight[3].constant() == 1 && all("stride", 1) &&
-         all("padding", 0);
+  std::optional<int64_t> kh = weight[2].constant(), kw = weight[3].constant();
+  auto stride = constantDims(node.attrs(), "stride");
+  auto padding = constantDims(node.attrs(), "padding");
+  return kh && kw && stride && padding && isPointwise(*kh, *kw, *stride, *padding);
 }
 
 bool hasDType(const Value* value, DType expected) {
   return value->type().isTensor() && value->tensorType().dtype == expected;
-}
-
-bool accumulates(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::I32 || dtype == DType::I64;
 }
 
 // Copies in the tensors' own dtype, any dtype: clone and cat.
@@ -437,7 +440,7 @@ std::optional<CpuLibraryKernel> findIndexingKernel(const Node& node, std::string
                             "elements copied in the tensor's own dtype",
                             whyNotGenerated};
   DType dtype = node.result(0)->tensorType().dtype;
-  if (node.attrs().getBool("accumulate", false) && !accumulates(dtype)) {
+  if (node.attrs().getBool("accumulate", false) && !indexPutAdds(dtype)) {
     if (whyNot) *whyNot = "index_put accumulates in f32, f64, i32 or i64 only";
     return std::nullopt;
   }
@@ -475,14 +478,12 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
         operand && !hasDType(operand, kernel->indexOperand == i ? kernel->indexDType : dtype))
       return no(kernel->indexOperand == i
                     ? "the indices operand must be " + std::string(dtypeName(kernel->indexDType))
-                    : "library kernels need every operand in the result's "
-                      "dtype");
+                    : "library kernels need every operand in the result's dtype");
   for (size_t i = 0; i < node.numResults(); ++i)
     if (!hasDType(node.result(i), kernel->indexResult == i ? kernel->indexDType : dtype))
       return no("library kernels need every result in the first result's dtype");
-  if (op.starts_with("aten.convolution")) {
-    if (!isTwoDConvolution(node)) return no("only 2-D convolution has a library kernel");
-  }
+  if (op.starts_with("aten.convolution") && !isTwoDConvolution(node))
+    return no("only 2-D convolution has a library kernel");
   CpuLibraryKernel chosen = kernel->describe(std::string(dtypeName(dtype)));
   if (op == "aten.convolution" && isDepthwiseConvolutionNode(node)) {
     chosen.implementation = "depthwise:" + std::string(dtypeName(dtype));
@@ -541,28 +542,8 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
     return;
   }
   if (op == "aten.index_put") {
-    bool accumulate = attrs.getBool("accumulate", false);
-    switch (outputs[0].dtype()) {
-    case DType::F32:
-      return indexPut<float>(inputs, accumulate, outputs[0]);
-    case DType::F64:
-      return indexPut<double>(inputs, accumulate, outputs[0]);
-    case DType::I32:
-      return indexPut<int32_t>(inputs, accumulate, outputs[0]);
-    case DType::I64:
-      return indexPut<int64_t>(inputs, accumulate, outputs[0]);
-    default: // a write without a sum moves bytes: any dtype of the same size will do
-      switch (dtypeSize(outputs[0].dtype())) {
-      case 1:
-        return indexPut<uint8_t>(inputs, false, outputs[0]);
-      case 2:
-        return indexPut<uint16_t>(inputs, false, outputs[0]);
-      case 4:
-        return indexPut<uint32_t>(inputs, false, outputs[0]);
-      default:
-        return indexPut<uint64_t>(inputs, false, outputs[0]);
-      }
-    }
+    indexPut(inputs, attrs.getBool("accumulate", false), outputs[0]);
+    return;
   }
   if (onlyMaximaRead(node)) {
     if (outputs[0].dtype() == DType::F64)

@@ -149,7 +149,22 @@ private:
   bool postIsRun_ = true;
 };
 
-// Element-size loops: a copy of one element is a load and a store of its bytes.
+// body(Word{}) with the unsigned integer type of `bytes` bytes: a copy of an element of any
+// dtype is a load and a store of that word.
+template <typename Body>
+void withWordOfSize(size_t bytes, Body body) {
+  switch (bytes) {
+  case 1:
+    return body(uint8_t{});
+  case 2:
+    return body(uint16_t{});
+  case 4:
+    return body(uint32_t{});
+  default:
+    return body(uint64_t{});
+  }
+}
+
 template <typename Word>
 void gatherWords(const IndexedOffsets& offsets, const Word* source, Word* out, int64_t first,
                  int64_t last) {
@@ -167,18 +182,11 @@ inline void indexGather(const std::vector<const Tensor*>& inputs, Tensor& out) {
   IndexedOffsets offsets(self, {inputs.begin() + 1, inputs.end()}, "aten.index.Tensor");
   int64_t pre = offsets.preCount();
   int parts = parallelParts(pre, out.numel() / std::max<int64_t>(pre, 1));
-  size_t bytes = dtypeSize(self.dtype());
-  parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
-    switch (bytes) {
-    case 1:
-      return gatherWords(offsets, self.dataAs<uint8_t>(), out.dataAs<uint8_t>(), first, last);
-    case 2:
-      return gatherWords(offsets, self.dataAs<uint16_t>(), out.dataAs<uint16_t>(), first, last);
-    case 4:
-      return gatherWords(offsets, self.dataAs<uint32_t>(), out.dataAs<uint32_t>(), first, last);
-    default:
-      return gatherWords(offsets, self.dataAs<uint64_t>(), out.dataAs<uint64_t>(), first, last);
-    }
+  withWordOfSize(dtypeSize(self.dtype()), [&](auto word) {
+    using Word = decltype(word);
+    parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
+      gatherWords(offsets, self.dataAs<Word>(), out.dataAs<Word>(), first, last);
+    });
   });
 }
 
@@ -186,7 +194,7 @@ inline void indexGather(const std::vector<const Tensor*>& inputs, Tensor& out) {
 // `accumulate` the values are added (in T, in the reference's order within each `pre`), else
 // written, the last of repeated indices winning as in the reference.
 template <typename T>
-void indexPut(const std::vector<const Tensor*>& inputs, bool accumulate, Tensor& out) {
+void indexPutAs(const std::vector<const Tensor*>& inputs, bool accumulate, Tensor& out) {
   Tensor self = inputs.front()->contiguous();
   IndexedOffsets offsets(self, {inputs.begin() + 1, inputs.end() - 1}, "aten.index_put");
   if (out.nbytes() > 0) std::memcpy(out.data(), self.data(), out.nbytes());
@@ -209,6 +217,30 @@ void indexPut(const std::vector<const Tensor*>& inputs, bool accumulate, Tensor&
         to[at + k] = accumulate ? to[at + k] + from[result + k] : from[result + k];
     });
   });
+}
+
+// The dtypes index_put adds in.
+inline bool indexPutAdds(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::I32 || dtype == DType::I64;
+}
+
+// aten.index_put in its dtype: those indexPutAdds names in their own type, any other (a write,
+// which kernel selection only gives this kernel) as words of its size.
+inline void indexPut(const std::vector<const Tensor*>& inputs, bool accumulate, Tensor& out) {
+  switch (out.dtype()) {
+  case DType::F32:
+    return indexPutAs<float>(inputs, accumulate, out);
+  case DType::F64:
+    return indexPutAs<double>(inputs, accumulate, out);
+  case DType::I32:
+    return indexPutAs<int32_t>(inputs, accumulate, out);
+  case DType::I64:
+    return indexPutAs<int64_t>(inputs, accumulate, out);
+  default:
+    withWordOfSize(dtypeSize(out.dtype()), [&](auto word) {
+      indexPutAs<decltype(word)>(inputs, /*accumulate=*/false, out);
+    });
+  }
 }
 
 } // namespace loupe::library

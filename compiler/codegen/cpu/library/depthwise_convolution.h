@@ -18,9 +18,14 @@
 
 namespace loupe::library {
 
-// One input channel per group: each output channel filters exactly one input plane.
+// One input channel per group (`groupChannels`, the weight's second dim): each output channel
+// filters exactly one input plane. Kernel selection asks it of a node's static sizes.
+inline bool isDepthwise(int64_t channels, int64_t groupChannels, int64_t groups) {
+  return groupChannels == 1 && groups == channels && groups > 1;
+}
+
 inline bool isDepthwiseConvolution(const Conv2dGeometry& g) {
-  return g.groupChannels == 1 && g.groups == g.channels && g.groups > 1;
+  return isDepthwise(g.channels, g.groupChannels, g.groups);
 }
 
 // Output rows [firstRow, lastRow) over every output plane's rows in order.

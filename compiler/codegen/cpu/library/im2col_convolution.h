@@ -57,9 +57,18 @@ void col2imAdd(const Conv2dGeometry& g, const T* columns, T* groupGradInput) {
 
 // A 1x1 convolution with stride 1 and no padding: each image's group of input planes is its
 // own column matrix (patch = channels, pixels = the plane), so no columns are unfolded.
+// Kernel selection asks it of a node's static kernel size and attributes (one value of stride or
+// padding standing for both dims).
+inline bool isPointwise(int64_t kh, int64_t kw, const std::vector<int64_t>& stride,
+                        const std::vector<int64_t>& padding) {
+  auto all = [](const std::vector<int64_t>& values, int64_t expected) {
+    return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == expected; });
+  };
+  return kh == 1 && kw == 1 && all(stride, 1) && all(padding, 0);
+}
+
 inline bool isPointwiseConvolution(const Conv2dGeometry& g) {
-  return g.kh == 1 && g.kw == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.padding[0] == 0 &&
-         g.padding[1] == 0 && g.outH == g.height && g.outW == g.width;
+  return isPointwise(g.kh, g.kw, g.stride, g.padding);
 }
 
 // Each image and group: unfold the receptive fields into columns (a pointwise convolution reads
