@@ -6,25 +6,22 @@ tuned for.
         [--runs 15]
 
 Per model and mode (inference under no_grad; training: forward, a loss, backward): the median
-latency of each backend, Loupe's against Inductor's and eager's, the largest difference of
-Loupe's output from eager's (inference only: training dropout draws other masks), and the ops
-Loupe ran on a reference implementation or left to the fallback (the first place to look when a
-row is slow). Inductor's caches are off, as in bench/cpu.py.
+latency of each backend (interleaved rounds, as in bench/cpu.py), Loupe's against Inductor's
+and eager's, the largest difference of Loupe's output from eager's (inference only: training
+dropout draws other masks), and the ops Loupe ran on a reference implementation or left to the
+fallback (the first place to look when a row is slow). Inductor's caches are off, as in
+bench/cpu.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
-import statistics
-import tempfile
-import time
 from pathlib import Path
 
-SCRATCH = Path(tempfile.mkdtemp(prefix="loupe-more-models-"))
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(SCRATCH / "inductor")
-os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
+# bench/cpu.py's scratch folder, training step and interleaved timing. Imported before torch:
+# it sets Inductor's cache location and turns its caches off, which Inductor reads on import.
+from cpu import SCRATCH, max_diff, median_latencies, step_fn  # isort: skip
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -191,34 +188,6 @@ MODELS = {
 INFERENCE_ONLY = {"math_chain"}
 
 
-def median_ms(fn, runs: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-def step_of(model, inputs, train: bool):
-    if not train:
-
-        def infer():
-            with torch.no_grad():
-                return model(*inputs)
-
-        return infer
-
-    def step():
-        out = model(*inputs)
-        out.float().pow(2).mean().backward()
-        return out.detach()
-
-    return step
-
-
 def not_compiled(trace: Path) -> str:
     """The ops Loupe ran on a reference or left to the fallback, from the trace."""
     with sqlite3.connect(trace) as db:
@@ -258,14 +227,11 @@ def main() -> None:
                 "inductor": torch.compile(model),
                 "loupe": torch.compile(model, backend="loupe", options={"trace": str(trace)}),
             }
-            steps = {label: step_of(m, inputs, train) for label, m in backends.items()}
-            outputs = {label: step() for label, step in steps.items()}
-            ms = {label: median_ms(step, args.runs) for label, step in steps.items()}
-            diff = (
-                "-"
-                if train
-                else f"{(outputs['loupe'].double() - outputs['eager'].double()).abs().max():.1e}"
-            )
+            steps = [step_fn(m, inputs, mode) for m in backends.values()]
+            results = [step() for step in steps]
+            seconds = median_latencies(steps, warmup=3, runs=args.runs)
+            ms = {label: 1e3 * t for label, t in zip(backends, seconds)}
+            diff = "-" if train else f"{max_diff(results[2], results[0]):.1e}"
             print(
                 f"| {name} | {mode} | {ms['eager']:.2f} | {ms['inductor']:.2f} | "
                 f"{ms['loupe']:.2f} | {ms['loupe'] / ms['inductor']:.2f} | "
