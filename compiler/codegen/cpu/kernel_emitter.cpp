@@ -26,6 +26,10 @@ constexpr int64_t kParallelThreshold = 32768;
 // accumulator nor reassociates it.
 constexpr int kLanes = 8;
 
+// The most elements of a kept innermost dim one column-reduction chunk covers: its accumulators
+// (doubles) then take 4 KiB each on the stack and stay in the L1 cache.
+constexpr int kColumnChunk = 512;
+
 // A row group's full-space value read again by a later pass is kept in a row buffer when
 // computing it again takes at least this many ops (exp(x - max) in a softmax: the subtraction
 // and the exp); a single op (layer norm's x - mean) costs less than the store and the load.
@@ -220,6 +224,15 @@ private:
     };
   }
 
+  // Emits a block one level deeper whose names stay local to it.
+  void scoped(const std::function<void()>& emitBody) {
+    auto names = names_;
+    ++indent_;
+    emitBody();
+    --indent_;
+    names_ = std::move(names);
+  }
+
   // Emits the innermost loop twice: `fast` over row pointers when `contiguous`, which the
   // compiler vectorises, and `general` through the strides otherwise. Names bound by either are
   // local to it.
@@ -227,13 +240,6 @@ private:
   emitInnerLoop(const std::vector<size_t>& operands, const std::vector<size_t>& outer,
                 const std::function<void(const Addressing& fast, const std::string& index)>& fast,
                 const std::function<void()>& general) {
-    auto scoped = [this](const std::function<void()>& emitBody) {
-      auto names = names_;
-      ++indent_;
-      emitBody();
-      --indent_;
-      names_ = std::move(names);
-    };
     line("if (contiguous) {");
     scoped([&] {
       std::string last = "i" + std::to_string(group_.iterationShape.size() - 1);
@@ -314,6 +320,25 @@ private:
     line("(void)count;");
 
     bool innermostReduced = !all.empty() && (kept.empty() || kept.back() != all.back());
+    // Reductions over outer dims (column sums) walk the kept innermost dim innermost when it is
+    // contiguous, else each kept element's reduced elements one by one (below).
+    bool columns =
+        !innermostReduced && !all.empty() && !group_.reducedDims.empty() && group_.passes == 1;
+    if (!columns) {
+      emitRows(all, kept, innermostReduced);
+      return;
+    }
+    declareContiguity(columnOperands());
+    line("if (contiguous) {");
+    scoped([&] { emitColumns(all, kept); });
+    line("} else {");
+    scoped([&] { emitRows(all, kept, false); });
+    line("}");
+  }
+
+  // Each kept element (a row: the kept dims, shared between threads) in turn: see emitReduction.
+  void emitRows(const std::vector<size_t>& all, const std::vector<size_t>& kept,
+                bool innermostReduced) {
     std::vector<size_t> operands = innerOperands(false); // full inputs, and full outputs
     for (size_t i = 0; i < group_.outputs.size(); ++i)
       if (group_.space.at(group_.outputs[i]) == Space::Full)
@@ -359,6 +384,118 @@ private:
       --indent_;
       line("}");
     }
+  }
+
+  // Operands of a column reduction's loops: every input and output, each reaching the innermost
+  // dim (or broadcast along it).
+  std::vector<size_t> columnOperands() const {
+    std::vector<size_t> operands;
+    for (size_t i = 0; i < group_.inputs.size(); ++i)
+      if (group_.space.count(group_.inputs[i])) operands.push_back(i);
+    for (size_t i = 0; i < group_.outputs.size(); ++i)
+      operands.push_back(group_.inputs.size() + i);
+    return operands;
+  }
+
+  // A one-pass reduction whose innermost dim is kept (a column sum: a bias gradient, a
+  // statistic over every dim but the last), every operand contiguous along it. The kept
+  // innermost dim is cut into chunks of at most kColumnChunk elements, shared between threads
+  // with the outer kept dims; a chunk keeps its accumulators in arrays and adds each reduced
+  // element's row of the chunk to them in a vectorised loop, so memory is read a row at a time
+  // instead of a column at a time (one cache line per element). Kept values are computed again
+  // per reduced element, in the same vector loop, rather than kept in more arrays.
+  void emitColumns(const std::vector<size_t>& all, const std::vector<size_t>& kept) {
+    std::vector<size_t> keptOuter(kept.begin(), kept.end() - 1);
+    std::vector<size_t> allOuter(all.begin(), all.end() - 1);
+    std::string width = "n[" + std::to_string(all.back()) + "]";
+    std::string most = std::to_string(kColumnChunk);
+    std::string threshold = std::to_string(kParallelThreshold);
+    std::string rows = "1";
+    for (size_t d : keptOuter)
+      rows += " * n[" + std::to_string(d) + "]";
+    // Enough chunks for every thread when the outer kept dims alone are fewer than the
+    // threads, in whole vectors (16 floats fill an AVX-512 register).
+    line("const int64_t threads = total > " + threshold + " ? omp_get_max_threads() : 1;");
+    line("int64_t chunk = (" + width + " * (" + rows + ") + threads - 1) / threads;");
+    line("chunk = (chunk + 15) / 16 * 16;");
+    line("if (chunk > " + most + ") chunk = " + most + ";");
+    line("if (chunk > " + width + ") chunk = " + width + ";");
+    line("if (chunk < 1) chunk = 1;");
+    line("const int64_t chunks = (" + width + " + chunk - 1) / chunk;");
+    line("#pragma omp parallel for collapse(" + std::to_string(keptOuter.size() + 1) +
+         ") if (total > " + threshold + ")");
+    for (size_t d : keptOuter) {
+      std::string i = "i" + std::to_string(d);
+      line("for (int64_t " + i + " = 0; " + i + " < n[" + std::to_string(d) + "]; ++" + i + ")");
+    }
+    line("for (int64_t chunk_i = 0; chunk_i < chunks; ++chunk_i) {");
+    ++indent_;
+    line("const int64_t j0 = chunk_i * chunk;");
+    line("const int64_t m = " + width + " - j0 < chunk ? " + width + " - j0 : chunk;");
+    // Row pointers at the chunk's first element: `k` for kept operands (fixed for the chunk),
+    // `r` for full ones (per reduced element).
+    auto isKept = [this](size_t p) {
+      auto found = group_.space.find(operandValue(p));
+      return found != group_.space.end() && found->second == Space::Kept;
+    };
+    auto declareRow = [&](size_t p, const std::vector<size_t>& dims, const std::string& prefix) {
+      std::string i = std::to_string(p);
+      bool input = p < group_.inputs.size();
+      line(std::string(input ? "const " : "") + storageType(operandValue(p)->tensorType().dtype) +
+           "* __restrict " + prefix + i + " = p" + i + " + " + offset(p, dims) +
+           (broadcastAlongInnermost(p) ? "" : " + j0") + ";");
+    };
+    std::vector<size_t> operands = columnOperands();
+    for (size_t p : operands)
+      if (isKept(p)) declareRow(p, keptOuter, "k");
+    Addressing element = [&, isKept](size_t p) {
+      return (isKept(p) ? "k" : "r") + std::to_string(p) + "[" +
+             (broadcastAlongInnermost(p) ? "0" : "j") + "]";
+    };
+    std::vector<Accumulator> folded;
+    for (size_t r = 0; r < group_.reductions.size(); ++r)
+      folded.push_back(accumulator(r));
+    for (const Accumulator& acc : folded) {
+      line(acc.type + " " + acc.name + "[" + most + "];");
+      line("for (int64_t j = 0; j < m; ++j) " + acc.name + "[j] = " + acc.init + ";");
+    }
+    openLoops(group_.reducedDims, false);
+    for (size_t p : operands)
+      if (!isKept(p)) declareRow(p, allOuter, "r");
+    line("#pragma omp simd");
+    line("for (int64_t j = 0; j < m; ++j) {");
+    scoped([&] {
+      emitLoads(Space::Kept, element);
+      emitNodes(Space::Kept, 0);
+      emitLoads(Space::Full, element);
+      emitNodes(Space::Full, 0);
+      for (const Accumulator& acc : folded) {
+        std::string into = acc.name + "[j]";
+        line(into + " = " +
+             acc.recipe->combine(into, operandAs(acc.reduction->operand(0), acc.dtype)) + ";");
+      }
+      emitStores(element, Space::Full);
+    });
+    line("}");
+    closeLoops();
+    line("#pragma omp simd");
+    line("for (int64_t j = 0; j < m; ++j) {");
+    scoped([&] {
+      emitLoads(Space::Kept, element);
+      emitNodes(Space::Kept, 0);
+      for (const Accumulator& acc : folded) {
+        std::string result = "v" + std::to_string(counter_++);
+        std::string type = computeType(acc.reduction->result()->tensorType().dtype);
+        line("const " + type + " " + result + " = static_cast<" + type + ">(" +
+             acc.recipe->finalize(acc.name + "[j]", "count") + ");");
+        names_[acc.reduction->result()] = result;
+      }
+      emitNodes(Space::Kept, 1);
+      emitStores(element, Space::Kept);
+    });
+    line("}");
+    --indent_;
+    line("}");
   }
 
   // A full-space value of pass k that a later pass reads (a node of that pass uses it, or it is

@@ -39,6 +39,8 @@ typedef __UINT32_TYPE__ uint32_t;
 // A row group's row buffers (kernel_emitter.cpp), one per thread and call.
 extern "C" void* malloc(__SIZE_TYPE__) noexcept;
 extern "C" void free(void*) noexcept;
+// How many threads a parallel loop gets (a column reduction's chunks, kernel_emitter.cpp).
+extern "C" int omp_get_max_threads(void) noexcept;
 
 // A float's bits and back (what std::bit_cast does), for exp's lane masks and the half and
 // bfloat16 conversions.

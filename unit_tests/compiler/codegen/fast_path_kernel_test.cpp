@@ -1,7 +1,8 @@
 // The contiguous fast paths of generated kernels (a vectorised innermost loop, blocked reduction
 // lanes) and their strided fallback give the reference results on the layouts and sizes that
 // choose between them: odd lengths that leave a tail after the vector lanes, size-1 and empty
-// dims, broadcast operands, transposed and sliced views.
+// dims, broadcast operands, transposed and sliced views; reductions over the innermost dim (row
+// lanes) and over outer dims (column chunks).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,6 +48,32 @@ void checkRowReduction(const std::string& op, const std::vector<int64_t>& shape,
   body->setOutputs({b.op("aten.add.Scalar", {reduced}, epsilon)});
   graph.setOutputs(addFused(graph, std::move(body), outer, "reduction")->results());
   expectGeneratedMatchesReference(graph, {x});
+}
+
+// (x - c)^2 reduced over `dims` with keepdim, then + c: a reduction whose prologue and epilogue
+// both read c, of the kept shape. With the innermost dim kept it is a column reduction.
+void checkColumnReduction(const std::string& op, const std::vector<int64_t>& shape,
+                          const std::vector<int64_t>& dims, const Tensor& x) {
+  SCOPED_TRACE(op + " on " + x.describe());
+  std::vector<int64_t> keptSizes = shape;
+  for (int64_t d : dims)
+    keptSizes[static_cast<size_t>(d)] = 1;
+  Graph graph("columns");
+  auto body = std::make_unique<Graph>("body");
+  Shape xs(shape.begin(), shape.end()), cs(keptSizes.begin(), keptSizes.end());
+  std::vector<Value*> outer{graph.addInput(tensorType(DType::F32, xs), "x"),
+                            graph.addInput(tensorType(DType::F32, cs), "c")};
+  Value* bx = body->addInput(tensorType(DType::F32, xs), "bx");
+  Value* bc = body->addInput(tensorType(DType::F32, cs), "bc");
+  GraphBuilder b(*body, nullptr);
+  Value* d = b.op("aten.sub.Tensor", {bx, bc});
+  AttrMap attrs;
+  attrs.set("dim", IntList(dims.begin(), dims.end()));
+  attrs.set("keepdim", true);
+  Value* reduced = b.op(op, {b.op("aten.mul.Tensor", {d, d})}, attrs);
+  body->setOutputs({b.op("aten.add.Tensor", {reduced, bc})});
+  graph.setOutputs(addFused(graph, std::move(body), outer, "reduction")->results());
+  expectGeneratedMatchesReference(graph, {x, randomTensor(DType::F32, keptSizes, 40)});
 }
 
 TEST(FastPathKernel, ContiguousOperandsOfOddLengths) {
@@ -108,6 +135,37 @@ TEST(FastPathKernel, AmaxPropagatesANaNFromAnyLane) {
     x.set(19 + position, NAN);
     checkRowReduction("aten.amax", {2, 19}, x);
   }
+}
+
+TEST(FastPathKernel, ColumnReductionsOfOddWidthsAndThreadedSizes) {
+  // Widths around the vector and chunk sizes; 300 x 1500 is threaded, in chunks of 512 and a
+  // tail chunk.
+  for (const std::string op : {"aten.sum.dim_IntList", "aten.amax", "aten.mean.dim"})
+    for (int64_t rows : {1, 3, 300})
+      for (int64_t width : {1, 7, 16, 17, 513, 1500})
+        checkColumnReduction(op, {rows, width}, {0}, randomTensor(DType::F32, {rows, width}, 41));
+}
+
+TEST(FastPathKernel, ColumnReductionsWithOuterKeptDims) {
+  checkColumnReduction("aten.sum.dim_IntList", {6, 50, 40}, {1},
+                       randomTensor(DType::F32, {6, 50, 40}, 42));
+  checkColumnReduction("aten.sum.dim_IntList", {6, 50, 40}, {0, 1},
+                       randomTensor(DType::F32, {6, 50, 40}, 43));
+  checkColumnReduction("aten.amin", {4, 9, 5, 33}, {0, 2},
+                       randomTensor(DType::F32, {4, 9, 5, 33}, 44));
+  // More rows than threads: each chunk is a whole row of the kept innermost dim.
+  checkColumnReduction("aten.sum.dim_IntList", {64, 200, 24}, {1},
+                       randomTensor(DType::F32, {64, 200, 24}, 45));
+}
+
+TEST(FastPathKernel, ColumnReductionsOfStridedEmptyAndNaNInputs) {
+  Tensor base = randomTensor(DType::F32, {21, 40}, 46);
+  checkColumnReduction("aten.sum.dim_IntList", {40, 21}, {0}, base.view({40, 21}, {1, 40}, 0));
+  checkColumnReduction("aten.sum.dim_IntList", {0, 9}, {0}, randomTensor(DType::F32, {0, 9}, 47));
+  checkColumnReduction("aten.sum.dim_IntList", {9, 0}, {0}, randomTensor(DType::F32, {9, 0}, 48));
+  Tensor x = randomTensor(DType::F32, {30, 19}, 49);
+  x.set(19 * 17 + 5, NAN);
+  checkColumnReduction("aten.amax", {30, 19}, {0}, x);
 }
 
 TEST(FastPathKernel, ExecutableRunsThePlansSource) {
