@@ -153,6 +153,12 @@ class LastHidden(nn.Module):
         return self.model(input_ids=ids).last_hidden_state
 
 
+def torch_encoder():
+    """nn.TransformerEncoder: in eval mode without grad each layer is torch's one fused op."""
+    layer = nn.TransformerEncoderLayer(256, 8, 1024, dropout=0.1, batch_first=True)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), (torch.randn(8, 128, 256),)
+
+
 def distilbert():
     from transformers import DistilBertConfig, DistilBertModel
 
@@ -182,6 +188,7 @@ MODELS = {
     "llama_mlp": lambda: (LlamaMlp(), (torch.randn(8, 128, 512),)),
     "sdpa_attention": lambda: (SdpaAttention(), (torch.randn(4, 256, 256),)),
     "math_chain": lambda: (MathChain(), (torch.randn(4 * 2**20),)),
+    "torch_encoder": torch_encoder,
     "distilbert": distilbert,
     "t5_encoder": t5_encoder,
 }

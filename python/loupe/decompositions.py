@@ -48,15 +48,94 @@ _DECOMPOSED = (
 )
 
 
+def _masked_attention(q, k, v, mask, mask_type):
+    """Attention as torch's fused transformer ops compute it: a mask of any dtype is a boolean
+    one (nonzero: masked out; `_canonical_mask` made the user's boolean masks 0 and -inf before
+    the call), of shape [T, T] (mask_type 0), [B, T] (1, key padding) or [B, H, T, T] (2). A
+    query with every key masked out gets what the layer's unfused path gives it (attention's
+    zeros), where the fused op's masked softmax gives NaN."""
+    if mask is None:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    batch, _, length, _ = q.shape
+    masked = mask if mask.dtype == torch.bool else mask != 0
+    if mask_type == 1:
+        masked = masked.view(batch, 1, 1, length)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~masked)
+
+
+def _transformer_encoder_layer_fwd(
+    src,
+    embed_dim,
+    num_heads,
+    qkv_weight,
+    qkv_bias,
+    proj_weight,
+    proj_bias,
+    use_gelu,
+    norm_first,
+    eps,
+    norm_weight_1,
+    norm_bias_1,
+    norm_weight_2,
+    norm_bias_2,
+    ffn_weight_1,
+    ffn_bias_1,
+    ffn_weight_2,
+    ffn_bias_2,
+    mask=None,
+    mask_type=None,
+):
+    """`nn.TransformerEncoderLayer`'s inference fast path (eval mode, no grad, batch first) as
+    the ops of its slow path, so that Loupe compiles the layer instead of handing all of it to
+    the fallback."""
+    functional = torch.nn.functional
+    batch, length, _ = src.shape
+    head_dim = embed_dim // num_heads
+
+    def attention(x):
+        qkv = functional.linear(x, qkv_weight, qkv_bias)
+        q, k, v = qkv.view(batch, length, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+        out = _masked_attention(q, k, v, mask, mask_type)
+        return functional.linear(
+            out.transpose(1, 2).reshape(batch, length, embed_dim), proj_weight, proj_bias
+        )
+
+    def feed_forward(x):
+        hidden = functional.linear(x, ffn_weight_1, ffn_bias_1)
+        hidden = functional.gelu(hidden) if use_gelu else functional.relu(hidden)
+        return functional.linear(hidden, ffn_weight_2, ffn_bias_2)
+
+    def norm_1(x):
+        return functional.layer_norm(x, (embed_dim,), norm_weight_1, norm_bias_1, eps)
+
+    def norm_2(x):
+        return functional.layer_norm(x, (embed_dim,), norm_weight_2, norm_bias_2, eps)
+
+    if norm_first:
+        x = src + attention(norm_1(src))
+        return x + feed_forward(norm_2(x))
+    x = norm_1(src + attention(src))
+    return norm_2(x + feed_forward(x))
+
+
+# Loupe's own decompositions, of fused ops torch has none for.
+_OWN_DECOMPOSITIONS = {
+    "_transformer_encoder_layer_fwd": _transformer_encoder_layer_fwd,
+}
+
+
 @functools.lru_cache(maxsize=1)
 def decompositions() -> dict:
-    """torch's decompositions of _DECOMPOSED, less any op Loupe's registry has (a registered op
-    stays whole: its own kernel, and the trace shows it)."""
+    """torch's decompositions of _DECOMPOSED and Loupe's own, less any op Loupe's registry has
+    (a registered op stays whole: its own kernel, and the trace shows it)."""
     from torch._decomp import get_decompositions
 
     registered = set(_C.registered_ops())
     ops = [getattr(torch.ops.aten, name) for name in _DECOMPOSED if hasattr(torch.ops.aten, name)]
-    table = get_decompositions(ops)
+    table = dict(get_decompositions(ops))
+    for name, fn in _OWN_DECOMPOSITIONS.items():
+        if hasattr(torch.ops.aten, name):
+            table[getattr(torch.ops.aten, name).default] = fn
     return {
         op: fn
         for op, fn in table.items()
