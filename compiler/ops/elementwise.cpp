@@ -688,10 +688,13 @@ void addDropout(OpRegistry& registry) {
     const bool train = attrs.isNone("train") || attrs.getBool("train");
     const Tensor& input = *inputs[0];
     const uint64_t first = train ? reserveDropoutDraws(static_cast<uint64_t>(input.numel())) : 0;
-    const uint64_t threshold = dropoutThreshold(p);
+    const uint32_t threshold = dropoutThreshold(p);
+    // 1 / (1 - p) in the input's dtype: the product of two floats is exact in double, so it
+    // rounds to the float product the kernel computes.
+    const double scale = Tensor::fromDoubles({train ? 1 / (1 - p) : 1.0}, input.dtype(), {}).at(0);
     for (int64_t i = 0; i < input.numel(); ++i) {
       const bool keep = !train || dropoutKeeps(first + static_cast<uint64_t>(i), threshold);
-      outputs[0].set(i, keep ? (train ? input.at(i) / (1 - p) : input.at(i)) : 0.0);
+      outputs[0].set(i, input.at(i) * (keep ? scale : 0.0));
       outputs[1].set(i, keep ? 1.0 : 0.0);
     }
   };
