@@ -22,6 +22,7 @@
 #include "compiler/codegen/cpu/library/onednn_convolution.h"
 #endif
 #include "compiler/ir/error.h"
+#include "compiler/ops/op_registry.h"
 
 namespace loupe {
 
@@ -429,6 +430,25 @@ std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* wh
                           "a copy needs no generated code"};
 }
 
+// Ops whose runtime implementation in the op registry already runs at library speed in the
+// tensor's own dtype, run as it under a library kernel's name so that the trace does not call
+// them reference code: a constant fill (every factory op but arange: the value converted once,
+// its bytes copied, Tensor::fill) and slice_backward and select_backward (zeros so, then
+// grad_output copied into the forward view's elements, a memcpy or a strided byte copy).
+std::optional<CpuLibraryKernel> findFillKernel(const Node& node) {
+  const OpInfo* info = OpRegistry::global().find(node.op());
+  if (!info || !info->reference) return std::nullopt;
+  if (info->kind == OpKind::Factory && !node.op().starts_with("aten.arange"))
+    return CpuLibraryKernel{"fill", "the value converted to the dtype once, then its bytes copied",
+                            "a constant needs no generated code"};
+  if (node.op() == "aten.slice_backward" || node.op() == "aten.select_backward")
+    return CpuLibraryKernel{"view-backward",
+                            "zeros filled at copy speed, then grad_output copied into the forward "
+                            "view's elements in its own dtype (a memcpy or a strided byte copy)",
+                            "a copy needs no generated code"};
+  return std::nullopt;
+}
+
 // Advanced indexing (library/advanced_indexing.h): a gather or a write of elements, in any
 // dtype; index_put's accumulate adds, in the dtypes that have a sum here.
 std::optional<CpuLibraryKernel> findIndexingKernel(const Node& node, std::string* whyNot) {
@@ -466,6 +486,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
   const std::string& op = node.op();
   if (op == "aten.clone" || op == "aten.cat") return findCopyKernel(node, whyNot);
   if (op == "aten.index.Tensor" || op == "aten.index_put") return findIndexingKernel(node, whyNot);
+  if (auto fill = findFillKernel(node)) return fill;
   const FloatKernel* kernel = findFloatKernel(op);
   if (!kernel) return no("no library kernel for " + op);
   if (!node.numResults() || !node.result(0)->type().isTensor())
@@ -543,6 +564,10 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
   }
   if (op == "aten.index_put") {
     indexPut(inputs, attrs.getBool("accumulate", false), outputs[0]);
+    return;
+  }
+  if (findFillKernel(node)) {
+    OpRegistry::global().find(op)->reference(inputs, attrs, outputs);
     return;
   }
   if (onlyMaximaRead(node)) {

@@ -5,9 +5,10 @@
 // (library/attention.h); the batch norm forms' forward, the batch and layer norm backward
 // (library/normalization.h), embedding and its weight gradient (library/embedding.h) and 2-D max
 // pooling and its backward (library/max_pool.h) in the input's precision; aten.clone and aten.cat
-// as copies in any dtype. Inputs may be strided views (transposed operands go to BLAS as
-// transposes, anything else is packed first). docs/cpu-codegen.md, "Library kernels", says why
-// each kernel is the one it is.
+// as copies in any dtype; constant factory ops and slice/select_backward as fills and copies
+// (their registry implementations, which already run at copy speed). Inputs may be strided views
+// (transposed operands go to BLAS as transposes, anything else is packed first).
+// docs/cpu-codegen.md, "Library kernels", says why each kernel is the one it is.
 #pragma once
 
 #include <optional>

@@ -111,5 +111,58 @@ TEST(CatKernelChoice, MixedDTypesKeepTheReference) {
   EXPECT_EQ(whyNot, "cat converts operand 1 to the result's dtype");
 }
 
+// Fills and view backwards run their registry implementation under a library kernel's name: the
+// trace says "fill" or "view-backward", and the values are exact in every dtype.
+TEST(FillKernel, ConstantFactoryOpsAreFillsInTheirOwnDType) {
+  for (DType dtype : {DType::F32, DType::I64, DType::F16, DType::Bool}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    AttrMap attrs;
+    attrs.set("fill_value", 1.0);
+    Tensor self = Tensor::zeros(dtype, {37, 5});
+    auto graph = singleOp("aten.full_like", {tensorType(dtype, {37, 5})}, attrs);
+    std::optional<CpuLibraryKernel> kernel = findCpuLibraryKernel(*graph->nodes().front(), nullptr);
+    ASSERT_TRUE(kernel);
+    EXPECT_EQ(kernel->implementation, "fill");
+    std::vector<Tensor> out = libraryExecutable(*graph, "aten.full_like")->run({self});
+    EXPECT_EQ(out[0].dtype(), dtype);
+    EXPECT_EQ(out[0].toDoubles(), std::vector<double>(37 * 5, 1.0));
+  }
+  // arange's elements differ: it stays the registry's reference.
+  AttrMap range;
+  range.set("end", SymExpr(8));
+  auto arange = singleOp("aten.arange", {}, range);
+  EXPECT_FALSE(hasCpuLibraryKernel(*arange->nodes().front(), nullptr));
+}
+
+TEST(FillKernel, SliceAndSelectBackwardWriteGradOutputIntoZeros) {
+  Tensor grad = transposedRandom(DType::F32, {4, 3}, 5); // a strided grad_output
+  AttrMap select;
+  select.set("input_sizes", IntList{SymExpr(4), SymExpr(2), SymExpr(3)});
+  select.set("dim", SymExpr(1));
+  select.set("index", SymExpr(1));
+  auto graph = singleOp("aten.select_backward", {tensorType(DType::F32, {4, 3})}, select);
+  EXPECT_EQ(findCpuLibraryKernel(*graph->nodes().front(), nullptr)->implementation,
+            "view-backward");
+  Tensor out = libraryExecutable(*graph, "aten.select_backward")->run({grad})[0];
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(out.at(i * 6 + j), 0.0);
+      EXPECT_EQ(out.at(i * 6 + 3 + j), grad.at(i * 3 + j));
+    }
+  AttrMap slice;
+  slice.set("input_sizes", IntList{SymExpr(4), SymExpr(7)});
+  slice.set("dim", SymExpr(1));
+  slice.set("start", SymExpr(1));
+  slice.set("end", SymExpr(7));
+  slice.set("step", SymExpr(2));
+  auto sliced = singleOp("aten.slice_backward", {tensorType(DType::F32, {4, 3})}, slice);
+  KernelStats stats = runLibraryKernel(*sliced, "aten.slice_backward", {grad});
+  EXPECT_EQ(stats.maxAbsError, 0.0);
+  Tensor written = libraryExecutable(*sliced, "aten.slice_backward")->run({grad})[0];
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 7; ++j)
+      EXPECT_EQ(written.at(i * 7 + j), j % 2 == 1 ? grad.at(i * 3 + j / 2) : 0.0);
+}
+
 } // namespace
 } // namespace loupe::testing
