@@ -265,6 +265,15 @@ private:
       setKind(choice, KernelKind::View, "alias", "no kernel: aliases its input");
       return;
     }
+    if (auto fill = cudaFillOf(node, node.attrs(), &whyNot)) {
+      setKind(choice, KernelKind::Library, "cuda:fill",
+              "a memset of the value's " + std::to_string(fill->wordBytes) + "-byte words on " +
+                  device);
+      choice.rejected.push_back({KernelKind::Fallback, device,
+                                 "aten's factory op through the frontend: a Python round trip "
+                                 "per call"});
+      return;
+    }
     if (isCudaCopyOp(node.op())) {
       setKind(choice, KernelKind::Library, "cuda:strided-copy",
               "a contiguous copy on " + device + ": one memcpy, or the strided copy kernel");

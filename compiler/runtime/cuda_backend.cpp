@@ -281,6 +281,7 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
     return false;
   };
   if (isCudaCopyOp(node.op())) return true;
+  if (cudaFillOf(node, node.attrs(), nullptr)) return true;
   std::string why;
   if (isCudaGatherOp(node, &why)) return true;
   if (!runsAsCudaLibraryKernel(node, &why)) return refuse(why);
@@ -288,11 +289,20 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
   return true;
 }
 
-void CudaBackend::runLibraryKernel(const Node& node, const AttrMap&,
+void CudaBackend::runLibraryKernel(const Node& node, const AttrMap& attrs,
                                    const std::vector<const Tensor*>& inputs,
                                    std::vector<Tensor>& outputs, const Tensor& scratch) {
   if (isCudaCopyOp(node.op())) {
     copy(*inputs.at(0), outputs.at(0));
+    return;
+  }
+  if (std::string why; auto fill = cudaFillOf(node, attrs, &why)) {
+    Tensor& out = outputs.at(0);
+    Tensor target = out.isContiguous() ? out : allocate(out.dtype(), out.shape());
+    if (target.numel() > 0)
+      cudaFillWordsAsync(target.data(), fill->wordBytes, fill->word,
+                         static_cast<size_t>(target.numel() * fill->wordsPerElement), stream_);
+    if (target.data() != out.data()) copy(target, out);
     return;
   }
   if (isCudaGatherOp(node, nullptr)) {

@@ -1,7 +1,12 @@
 // The ops the CUDA backend runs as library kernels (cuda_library_kernels.h).
 #include "compiler/codegen/cuda/cuda_library_kernels.h"
 
+#include <cstring>
 #include <limits>
+
+#include "compiler/ir/error.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/tensor/tensor.h"
 
 namespace loupe {
 
@@ -78,6 +83,42 @@ bool isCudaGatherOp(const Node& node, std::string* whyNot) {
     return refuse(whyNot, "the row gather takes int64 or int32 indices, not " +
                               std::string(dtypeName(index)));
   return true;
+}
+
+std::optional<CudaFill> cudaFillOf(const Node& node, const AttrMap& attrs, std::string* whyNot) {
+  auto no = [&](std::string why) -> std::optional<CudaFill> {
+    refuse(whyNot, std::move(why));
+    return std::nullopt;
+  };
+  const OpInfo* info = OpRegistry::global().find(node.op());
+  if (!info || info->kind != OpKind::Factory || !info->reference ||
+      node.op().starts_with("aten.arange"))
+    return no("not a factory op of one value");
+  if (node.numResults() != 1 || !node.result()->type().isTensor())
+    return no(node.op() + " without one tensor result");
+  // The value in the result's dtype: the op's own implementation on one element.
+  DType dtype = node.result()->tensorType().dtype;
+  std::vector<Tensor> one{Tensor::empty(dtype, {})};
+  try {
+    info->reference({}, attrs, one);
+  } catch (const Error& error) {
+    return no(std::string("the fill value is not known before the run: ") + error.what());
+  }
+  size_t bytes = dtypeSize(dtype);
+  unsigned char raw[8] = {};
+  std::memcpy(raw, one[0].data(), bytes);
+  CudaFill fill;
+  if (bytes == 8) {
+    if (std::memcmp(raw, raw + 4, 4) != 0)
+      return no("an 8-byte value whose halves differ is not a 4-byte memset");
+    fill.wordsPerElement = 2;
+    bytes = 4;
+  }
+  if (bytes != 1 && bytes != 2 && bytes != 4)
+    return no("no memset of " + std::to_string(bytes) + "-byte words");
+  fill.wordBytes = static_cast<unsigned>(bytes);
+  std::memcpy(&fill.word, raw, bytes);
+  return fill;
 }
 
 bool isCudaEpilogueActivation(const Node& node) {

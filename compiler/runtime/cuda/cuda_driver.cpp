@@ -180,6 +180,23 @@ void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream)
         "cuMemsetD8Async", std::to_string(bytes) + " bytes");
 }
 
+void cudaFillWordsAsync(void* dst, unsigned wordBytes, uint32_t word, size_t count, void* stream) {
+  std::string what = std::to_string(count) + " words of " + std::to_string(wordBytes) + " bytes";
+  if (wordBytes == 1)
+    check(driver().cuMemsetD8Async(devicePointer(dst), static_cast<unsigned char>(word), count,
+                                   asStream(stream)),
+          "cuMemsetD8Async", what);
+  else if (wordBytes == 2)
+    check(driver().cuMemsetD16Async(devicePointer(dst), static_cast<unsigned short>(word), count,
+                                    asStream(stream)),
+          "cuMemsetD16Async", what);
+  else if (wordBytes == 4)
+    check(driver().cuMemsetD32Async(devicePointer(dst), word, count, asStream(stream)),
+          "cuMemsetD32Async", what);
+  else
+    throw Error("runtime", "a fill takes words of 1, 2 or 4 bytes, not " + what);
+}
+
 void cudaStreamSync(void* stream) {
   check(driver().cuStreamSynchronize(asStream(stream)), "cuStreamSynchronize");
 }

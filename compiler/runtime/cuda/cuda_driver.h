@@ -105,6 +105,8 @@ void cudaLaunch(void* function, const unsigned grid[3], const unsigned block[3],
 // tells them apart. A copy from pageable host memory returns once the source has been read.
 void cudaCopyAsync(void* dst, const void* src, size_t bytes, void* stream);
 void cudaMemsetAsync(void* dst, unsigned char value, size_t bytes, void* stream);
+// `count` words of 1, 2 or 4 bytes (`wordBytes`), each `word` (its low bytes).
+void cudaFillWordsAsync(void* dst, unsigned wordBytes, uint32_t word, size_t count, void* stream);
 // `rows` rows of `rowBytes` bytes, device to device, from rows `srcPitch` bytes apart to rows
 // `dstPitch` bytes apart.
 void cudaCopyRowsAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,

@@ -91,6 +91,10 @@ struct CUDA_MEMCPY2D {
   X(cuMemcpy2DAsync, (const CUDA_MEMCPY2D*, CUstream), "cuMemcpy2DAsync_v2", nullptr, true)        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream), "cuMemsetD8Async", nullptr,   \
     true)                                                                                          \
+  X(cuMemsetD16Async, (CUdeviceptr, unsigned short, size_t, CUstream), "cuMemsetD16Async",         \
+    nullptr, true)                                                                                 \
+  X(cuMemsetD32Async, (CUdeviceptr, unsigned, size_t, CUstream), "cuMemsetD32Async", nullptr,      \
+    true)                                                                                          \
   X(cuStreamSynchronize, (CUstream), "cuStreamSynchronize", nullptr, true)                         \
   X(cuStreamIsCapturing, (CUstream, int*), "cuStreamIsCapturing", nullptr, false)                  \
   X(cuEventCreate, (CUevent*, unsigned), "cuEventCreate", nullptr, true)                           \

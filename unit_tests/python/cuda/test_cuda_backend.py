@@ -544,6 +544,29 @@ def test_embedding_is_the_row_gather_kernel(trace_path, dtype, width):
     assert rows and all("cuda:row-gather" in summary for _, summary in rows), rows
 
 
+def test_factory_ops_of_one_value_are_memsets(trace_path):
+    def f(x):
+        # zeros in f32, ones in bf16, zeros in f64 (two 4-byte words each), a bool mask, and
+        # f64 ones, whose 8 bytes are no 4-byte pattern: that one stays with aten.
+        return (
+            torch.zeros_like(x) + x,
+            torch.ones(x.shape, device=x.device, dtype=torch.bfloat16) * 3,
+            x.new_zeros(x.shape, dtype=torch.float64) + 1,
+            torch.full(x.shape, True, device=x.device) & (x > 0),
+            x.new_ones(x.shape, dtype=torch.float64) * 2,
+        )
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(33, 65, device="cuda")
+    for got, want in zip(compiled(x), f(x)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    rows = query(trace_path, "SELECT kind, op_summary FROM kernels")
+    fills = [summary for _, summary in rows if "cuda:fill" in summary]
+    assert len(fills) == 4, rows
+    fallbacks = [summary for kind, summary in rows if kind == "fallback"]
+    assert len(fallbacks) == 1 and "new_ones" in fallbacks[0], rows
+
+
 def test_the_trace_says_what_ran_on_the_gpu(trace_path):
     compiled = compile_strict(Mlp().cuda(), trace_path)
     compiled(torch.randn(8, 256, device="cuda"))

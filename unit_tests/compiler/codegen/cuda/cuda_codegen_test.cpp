@@ -3,6 +3,7 @@
 
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_kernel_abi.h"
+#include "compiler/codegen/cuda/cuda_library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
 #include "unit_tests/compiler/codegen/cuda/fused_graph.h"
@@ -146,6 +147,41 @@ TEST(CudaCodegen, RefusesAParameterBlockOverFourKilobytes) {
   std::string why;
   EXPECT_FALSE(canGenerateCudaKernel(*tooMany->nodes().front(), &why));
   EXPECT_NE(why.find("4464 bytes"), std::string::npos) << why;
+}
+
+// Factory ops of one value are memsets of the value's bytes in the result's dtype.
+TEST(CudaFill, AFactoryOpOfOneValueIsAMemsetOfItsBytes) {
+  auto graph = parseGraph(R"(
+graph @g(%x: f32[4,8]<cuda:0>) -> (f32[4,8]<cuda:0>, f16[3]<cuda:0>, f64[2]<cuda:0>, f64[2]<cuda:0>, bool[5]<cuda:0>, i64[4]<cuda:0>) {
+  %z = aten.zeros_like(%x) : f32[4,8]<cuda:0>
+  %h = aten.full() {size=[3], fill_value=1.0, dtype=f16, device="cuda:0"} : f16[3]<cuda:0>
+  %d = aten.new_zeros(%x) {size=[2], dtype=f64} : f64[2]<cuda:0>
+  %o = aten.new_ones(%x) {size=[2], dtype=f64} : f64[2]<cuda:0>
+  %b = aten.full() {size=[5], fill_value=1.0, dtype=bool, device="cuda:0"} : bool[5]<cuda:0>
+  %r = aten.arange() {end=4, dtype=i64, device="cuda:0"} : i64[4]<cuda:0>
+  return %z, %h, %d, %o, %b, %r
+})");
+  std::vector<const Node*> nodes;
+  for (const Node* node : graph->nodes())
+    nodes.push_back(node);
+  auto fill = [&](size_t i, std::string* whyNot = nullptr) {
+    return cudaFillOf(*nodes.at(i), nodes.at(i)->attrs(), whyNot);
+  };
+  ASSERT_TRUE(fill(0));
+  EXPECT_EQ(fill(0)->wordBytes, 4u);
+  EXPECT_EQ(fill(0)->word, 0u);
+  ASSERT_TRUE(fill(1));
+  EXPECT_EQ(fill(1)->wordBytes, 2u);
+  EXPECT_EQ(fill(1)->word, 0x3C00u); // 1.0 in f16
+  ASSERT_TRUE(fill(2));              // f64 zeros: two 4-byte words of zero per element
+  EXPECT_EQ(fill(2)->wordsPerElement, 2);
+  std::string why;
+  EXPECT_FALSE(fill(3, &why)); // f64 1.0: its halves differ
+  EXPECT_NE(why.find("halves differ"), std::string::npos) << why;
+  ASSERT_TRUE(fill(4));
+  EXPECT_EQ(fill(4)->wordBytes, 1u);
+  EXPECT_EQ(fill(4)->word, 1u);
+  EXPECT_FALSE(fill(5)); // arange's elements differ
 }
 
 } // namespace
