@@ -7,7 +7,12 @@
 // content is unspecified, so two of them may be merged or one dropped; graphs reaching Loupe are
 // functional, so nothing writes into them afterwards. Their reference zero-fills so that runs
 // are deterministic.
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
+
+#include "compiler/ops/factory.h"
 
 #include "compiler/ir/error.h"
 #include "compiler/ops/device_attribute.h"
@@ -250,6 +255,16 @@ std::vector<FactoryOp> factoryOps() {
 
 } // namespace
 
+bool fillsOneValue(std::string_view op) {
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> names;
+    for (const FactoryOp& factory : factoryOps())
+      if (factory.value != rangeElement) names.push_back(factory.name);
+    return names;
+  }();
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
 void registerFactoryOps(OpRegistry& registry) {
   for (FactoryOp& op : factoryOps()) {
     OpInfo info;
@@ -262,7 +277,8 @@ void registerFactoryOps(OpRegistry& registry) {
                                                   const AttrMap& attrs) {
       return std::vector<Type>{type(name, operands, attrs)};
     };
-    // Every op but arange writes one value everywhere: converted once, its bytes copied.
+    // Every op but arange writes one value everywhere (fillsOneValue): converted once, its
+    // bytes copied.
     bool constant = op.value != rangeElement;
     info.reference = [value = op.value, constant](const std::vector<const Tensor*>&,
                                                   const AttrMap& attrs,

@@ -22,6 +22,7 @@
 #include "compiler/codegen/cpu/library/onednn_convolution.h"
 #endif
 #include "compiler/ir/error.h"
+#include "compiler/ops/factory.h"
 #include "compiler/ops/op_registry.h"
 
 namespace loupe {
@@ -432,13 +433,11 @@ std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* wh
 
 // Ops whose runtime implementation in the op registry already runs at library speed in the
 // tensor's own dtype, run as it under a library kernel's name so that the trace does not call
-// them reference code: a constant fill (every factory op but arange: the value converted once,
-// its bytes copied, Tensor::fill) and slice_backward and select_backward (zeros so, then
+// them reference code: a fill of one value (fillsOneValue: the value converted once, its bytes
+// copied, Tensor::fill) and slice_backward and select_backward (zeros so, then
 // grad_output copied into the forward view's elements, a memcpy or a strided byte copy).
 std::optional<CpuLibraryKernel> findFillKernel(const Node& node) {
-  const OpInfo* info = OpRegistry::global().find(node.op());
-  if (!info || !info->reference) return std::nullopt;
-  if (info->kind == OpKind::Factory && !node.op().starts_with("aten.arange"))
+  if (fillsOneValue(node.op()))
     return CpuLibraryKernel{"fill", "the value converted to the dtype once, then its bytes copied",
                             "a constant needs no generated code"};
   if (node.op() == "aten.slice_backward" || node.op() == "aten.select_backward")

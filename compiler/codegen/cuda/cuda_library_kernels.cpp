@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "compiler/ir/error.h"
+#include "compiler/ops/factory.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/tensor/tensor.h"
 
@@ -90,10 +91,9 @@ std::optional<CudaFill> cudaFillOf(const Node& node, const AttrMap& attrs, std::
     refuse(whyNot, std::move(why));
     return std::nullopt;
   };
+  if (!fillsOneValue(node.op())) return no("not a factory op of one value");
   const OpInfo* info = OpRegistry::global().find(node.op());
-  if (!info || info->kind != OpKind::Factory || !info->reference ||
-      node.op().starts_with("aten.arange"))
-    return no("not a factory op of one value");
+  if (!info || !info->reference) return no("no implementation of " + node.op());
   if (node.numResults() != 1 || !node.result()->type().isTensor())
     return no(node.op() + " without one tensor result");
   // The value in the result's dtype: the op's own implementation on one element.

@@ -28,11 +28,11 @@ bool cudaLibraryKernelAddsBias(const Node& node);
 // (compiler/runtime/cuda_fixed_kernels.h). When not, *whyNot says why.
 bool isCudaGatherOp(const Node& node, std::string* whyNot);
 
-// A factory op whose every element is one value (every factory op but arange: zeros_like, full,
-// new_zeros, ...) as a memset of the value's bytes: words of 1, 2 or 4 bytes, or of 8 when the
-// value's two 4-byte halves are the same (any 0), filled as twice as many 4-byte words. `attrs`
-// are the node's, bound or not; when not a fill (arange, a symbolic fill value, an 8-byte value
-// of two halves), nullopt and *whyNot says why.
+// A factory op whose every element is one value (fillsOneValue, compiler/ops/factory.h:
+// zeros_like, full, new_zeros, ...) as a memset of the value's bytes: words of 1, 2 or 4 bytes, or
+// of 8 when the value's two 4-byte halves are the same (any 0), filled as twice as many 4-byte
+// words. `attrs` are the node's, bound or not; when not such a fill (arange, loupe.constant's
+// data, a symbolic fill value, an 8-byte value of two halves), nullopt and *whyNot says why.
 struct CudaFill {
   unsigned wordBytes = 4; // 1, 2 or 4
   uint32_t word = 0;      // the value's bytes, in the low wordBytes

@@ -127,7 +127,13 @@ TEST(FillKernel, ConstantFactoryOpsAreFillsInTheirOwnDType) {
     EXPECT_EQ(out[0].dtype(), dtype);
     EXPECT_EQ(out[0].toDoubles(), std::vector<double>(37 * 5, 1.0));
   }
-  // arange's elements differ: it stays the registry's reference.
+  // A constant's elements are its data; arange's differ: each stays the registry's reference.
+  AttrMap data;
+  data.set("data", std::vector<double>{0.0, 1.0, 2.0});
+  data.set("dtype", DType::F32);
+  data.set("shape", IntList{SymExpr(3)});
+  auto constant = singleOp("loupe.constant", {}, data);
+  EXPECT_FALSE(hasCpuLibraryKernel(*constant->nodes().front(), nullptr));
   AttrMap range;
   range.set("end", SymExpr(8));
   auto arange = singleOp("aten.arange", {}, range);

@@ -182,6 +182,13 @@ graph @g(%x: f32[4,8]<cuda:0>) -> (f32[4,8]<cuda:0>, f16[3]<cuda:0>, f64[2]<cuda
   EXPECT_EQ(fill(4)->wordBytes, 1u);
   EXPECT_EQ(fill(4)->word, 1u);
   EXPECT_FALSE(fill(5)); // arange's elements differ
+  // A constant's elements are its data, whatever its first one.
+  auto constant = parseGraph(R"(
+graph @c() -> (f32[3]<cuda:0>) {
+  %c = loupe.constant() {data=[0.0, 1.0, 2.0]} : f32[3]<cuda:0>
+  return %c
+})");
+  EXPECT_FALSE(cudaFillOf(firstNode(*constant), firstNode(*constant).attrs(), nullptr));
 }
 
 } // namespace
