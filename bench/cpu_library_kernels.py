@@ -44,8 +44,10 @@ def randn(*shape: int) -> torch.Tensor:
 
 
 def conv_cases(name, x, w, stride=1, padding=1, dilation=1, groups=1) -> list[Case]:
-    """Forward (with bias) and backward (all three gradients) of one 2-D convolution."""
-    geometry = ([stride] * 2, [padding] * 2, [dilation] * 2, False, [0, 0], groups)
+    """Forward (with bias) and backward (all three gradients) of one 1-D or 2-D convolution
+    (the input's rank says which)."""
+    dims = len(x) - 2
+    geometry = ([stride] * dims, [padding] * dims, [dilation] * dims, False, [0] * dims, groups)
 
     def forward(x, w, b):
         return aten.convolution(x, w, b, *geometry)
@@ -256,6 +258,9 @@ def cases() -> list[Case]:
         # A MobileNet block's pointwise (1x1) and depthwise convolutions.
         *conv_cases("64->128 1x1 [16,64,56,56]", [16, 64, 56, 56], [128, 64, 1, 1], padding=0),
         *conv_cases("64 3x3 dw [16,64,56,56]", [16, 64, 56, 56], [64, 1, 3, 3], groups=64),
+        # 1-D: a speech model's feature extractor over a second of 16 kHz audio, then a layer.
+        *conv_cases("1d 1->128 k10 s5 [8,1,16000]", [8, 1, 16000], [128, 1, 10], 5, 0),
+        *conv_cases("1d 128->128 k3 s2 [8,128,3199]", [8, 128, 3199], [128, 128, 3], 2, 0),
         *pool_cases("2x2 [16,32,64,64]", [16, 32, 64, 64], 2, 2),
         *pool_cases("2x2 [16,64,32,32]", [16, 64, 32, 32], 2, 2),
         *pool_cases("3x3 s2 p1 [8,64,112,112]", [8, 64, 112, 112], 3, 2, 1),

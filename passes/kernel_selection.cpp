@@ -7,7 +7,7 @@
 //   supports them (its source is kept in the choice), else the reference implementation, with
 //   the code generator's reason;
 // - ops with a CPU library kernel (findCpuLibraryKernel: mm/bmm, and addmm onto its bias,
-//   through OpenBLAS, 2-D convolution through oneDNN in f32 where the build has it, else as
+//   through OpenBLAS, 1-D and 2-D convolution through oneDNN in f32 where the build has it, else as
 //   im2col+gemm, max pooling, norms, each in f32/f64): that kernel; a matmul or convolution it
 //   does not cover runs the reference, with the library's reason;
 // - View ops: no kernel, the result aliases the input;

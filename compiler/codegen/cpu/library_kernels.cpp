@@ -217,6 +217,51 @@ void convolution2dBackward(const std::vector<const Tensor*>& inputs, const AttrM
                                 attrs.getBools("output_mask"), outputs);
 }
 
+// A 1-D convolution (conv1d, ConvTranspose1d and their gradients) is the 2-D one over images
+// one pixel high, as torch runs it too: its tensors of rank 3 ([N, C, L], a weight [O, C/g, K])
+// viewed with a unit height inserted (no copy: the results are views of the executable's
+// buffers), its window attributes given the height's stride, padding and dilation of one pixel.
+// Before, every 1-D convolution ran the registry's reference loop, 17 to 320x torch's time
+// (docs/cpu-codegen.md, "Library kernels").
+Tensor withUnitHeight(const Tensor& t) {
+  if (t.rank() != 3) return t; // a bias, a gradient's stand-in
+  std::vector<int64_t> shape = t.shape(), strides = t.strides();
+  shape.insert(shape.begin() + 2, 1);
+  strides.insert(strides.begin() + 2, t.size(2) * strides[2]); // contiguous stays contiguous
+  return t.view(std::move(shape), std::move(strides), t.offset());
+}
+
+AttrMap withUnitHeight(const AttrMap& attrs) {
+  AttrMap twoD = attrs;
+  for (auto [name, height] :
+       {std::pair{"stride", 1}, {"padding", 0}, {"dilation", 1}, {"output_padding", 0}})
+    if (const Attribute* value = attrs.find(name);
+        value && std::holds_alternative<IntList>(*value)) {
+      IntList dims = std::get<IntList>(*value);
+      dims.insert(dims.begin(), SymExpr(height));
+      twoD.set(name, std::move(dims));
+    }
+  return twoD;
+}
+
+// A convolution kernel of either rank: 1-D through the 2-D one, as above.
+template <void (*kernel)(const std::vector<const Tensor*>&, const AttrMap&, std::vector<Tensor>&)>
+void anyRankConvolution(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
+                        std::vector<Tensor>& outputs) {
+  bool oneD = std::any_of(inputs.begin(), inputs.end(),
+                          [](const Tensor* t) { return t && t->rank() == 3; });
+  if (!oneD) return kernel(inputs, attrs, outputs);
+  std::vector<Tensor> viewed;
+  viewed.reserve(inputs.size());
+  std::vector<const Tensor*> twoDInputs;
+  for (const Tensor* t : inputs)
+    twoDInputs.push_back(t ? &viewed.emplace_back(withUnitHeight(*t)) : nullptr);
+  std::vector<Tensor> twoDOutputs;
+  for (const Tensor& t : outputs)
+    twoDOutputs.push_back(withUnitHeight(t));
+  kernel(twoDInputs, withUnitHeight(attrs), twoDOutputs);
+}
+
 // What kernel selection records for a convolution (forward, or backward with `backward`).
 CpuLibraryKernel convolutionKernel(const std::string& precision, bool backward) {
   const char* whyNotGenerated = "no generated convolution";
@@ -299,10 +344,11 @@ const std::vector<FloatKernel>& floatKernels() {
         {"aten.bmm", gemmKernel, &bmm<float>, &bmm<double>},
         {"aten.convolution",
          [](const std::string& precision) { return convolutionKernel(precision, false); },
-         &convolution2d<float>, &convolution2d<double>},
+         &anyRankConvolution<convolution2d<float>>, &anyRankConvolution<convolution2d<double>>},
         {"aten.convolution_backward",
          [](const std::string& precision) { return convolutionKernel(precision, true); },
-         &convolution2dBackward<float>, &convolution2dBackward<double>},
+         &anyRankConvolution<convolution2dBackward<float>>,
+         &anyRankConvolution<convolution2dBackward<double>>},
         {"aten.max_pool2d_with_indices",
          inPrecision("max-pool", "window maximum",
                      "pooling windows are not a reduction the code generator "
@@ -374,8 +420,15 @@ const FloatKernel* findFloatKernel(const std::string& op) {
   return kernel == floatKernels().end() ? nullptr : &*kernel;
 }
 
-bool isTwoDConvolution(const Node& node) {
-  return node.operand(node.op() == "aten.convolution" ? 0 : 1)->tensorType().rank() == 4;
+// A 1-D or 2-D convolution: its input's rank (the forward's first operand, the backward's
+// second). 3-D convolutions run the reference.
+size_t convolutionRank(const Node& node) {
+  return node.operand(node.op() == "aten.convolution" ? 0 : 1)->tensorType().rank();
+}
+
+bool hasConvolutionKernel(const Node& node) {
+  size_t rank = convolutionRank(node);
+  return rank == 3 || rank == 4;
 }
 
 // The values of an attribute's dims, or nothing if one is symbolic.
@@ -393,7 +446,7 @@ std::optional<std::vector<int64_t>> constantDims(const AttrMap& attrs, const cha
 // geometry at run time, from the node's static sizes and attributes (a dim they read that is
 // symbolic: no).
 bool isDepthwiseConvolutionNode(const Node& node) {
-  if (!isTwoDConvolution(node) || node.attrs().getBool("transposed", false)) return false;
+  if (!hasConvolutionKernel(node) || node.attrs().getBool("transposed", false)) return false;
   std::optional<int64_t> channels = node.operand(0)->tensorType().shape[1].constant();
   std::optional<int64_t> groupChannels = node.operand(1)->tensorType().shape[1].constant();
   return channels && groupChannels &&
@@ -401,9 +454,10 @@ bool isDepthwiseConvolutionNode(const Node& node) {
 }
 
 bool isPointwiseConvolutionNode(const Node& node) {
-  if (!isTwoDConvolution(node) || node.attrs().getBool("transposed", false)) return false;
+  if (!hasConvolutionKernel(node) || node.attrs().getBool("transposed", false)) return false;
   const Shape& weight = node.operand(1)->tensorType().shape;
-  std::optional<int64_t> kh = weight[2].constant(), kw = weight[3].constant();
+  bool oneD = weight.size() == 3; // a unit height (anyRankConvolution)
+  std::optional<int64_t> kh = oneD ? 1 : weight[2].constant(), kw = weight[oneD ? 2 : 3].constant();
   auto stride = constantDims(node.attrs(), "stride");
   auto padding = constantDims(node.attrs(), "padding");
   return kh && kw && stride && padding && isPointwise(*kh, *kw, *stride, *padding);
@@ -502,8 +556,8 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
   for (size_t i = 0; i < node.numResults(); ++i)
     if (!hasDType(node.result(i), kernel->indexResult == i ? kernel->indexDType : dtype))
       return no("library kernels need every result in the first result's dtype");
-  if (op.starts_with("aten.convolution") && !isTwoDConvolution(node))
-    return no("only 2-D convolution has a library kernel");
+  if (op.starts_with("aten.convolution") && !hasConvolutionKernel(node))
+    return no("only 1-D and 2-D convolutions have a library kernel");
   CpuLibraryKernel chosen = kernel->describe(std::string(dtypeName(dtype)));
   if (op == "aten.convolution" && isDepthwiseConvolutionNode(node)) {
     chosen.implementation = "depthwise:" + std::string(dtypeName(dtype));

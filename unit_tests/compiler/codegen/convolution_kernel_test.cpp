@@ -1,7 +1,7 @@
 // 2-D convolution's library kernels (oneDNN for f32 where built in, im2col+gemm otherwise and for
-// f64) against the float64 reference, forward and backward, plain and transposed, over strides,
-// padding, output padding, dilation, groups and odd sizes; and what kernel selection says about
-// each.
+// f64), and 1-D convolution through them, against the float64 reference, forward and backward,
+// plain and transposed, over strides, padding, output padding, dilation, groups and odd sizes;
+// and what kernel selection says about each.
 #include <gtest/gtest.h>
 
 #include <omp.h>
@@ -132,7 +132,18 @@ INSTANTIATE_TEST_SUITE_P(
             asTransposed(
                 {"tr_grouped", {1, 6, 7, 6}, {6, 2, 3, 2}, 1, 2, 2, 3, {true, true, false}}),
             asTransposed({"tr_weight", {2, 3, 4, 4}, {3, 5, 3, 3}, 3, 1, 1, 1, {false, true, true}},
-                         2)),
+                         2),
+            // 1-D (conv1d, ConvTranspose1d): run as 2-D over a unit height. An audio model's
+            // strided feature extractor, then groups with dilation, depthwise, pointwise.
+            ConvolutionCase{
+                "conv1d_strided", {2, 3, 17}, {4, 3, 5}, 2, 1, 1, 1, {true, true, true}},
+            ConvolutionCase{
+                "conv1d_grouped_dilated", {2, 4, 15}, {6, 2, 3}, 1, 2, 2, 2, {true, true, false}},
+            ConvolutionCase{
+                "conv1d_depthwise", {2, 6, 12}, {6, 1, 3}, 1, 1, 1, 6, {true, true, true}},
+            ConvolutionCase{
+                "conv1d_pointwise", {2, 8, 9}, {4, 8, 1}, 1, 0, 1, 1, {false, true, true}},
+            asTransposed({"tr_conv1d", {2, 6, 7}, {6, 4, 4}, 2, 1, 1, 1, {true, true, true}}, 1)),
         ::testing::Values(DType::F32, DType::F64)),
     [](const auto& info) {
       return std::get<0>(info.param).name + "_" + std::string(dtypeName(std::get<1>(info.param)));
@@ -203,23 +214,21 @@ TEST(ConvolutionLibraryKernelChoice, PointwiseConvolutionIsAGemmPerImage) {
   }
 }
 
-TEST(ConvolutionLibraryKernelChoice, OneDimensionalConvolutionKeepsTheReference) {
-  AttrMap attrs;
-  attrs.set("stride", IntList{SymExpr(1)});
-  attrs.set("padding", IntList{SymExpr(0)});
-  attrs.set("dilation", IntList{SymExpr(1)});
-  attrs.set("transposed", false);
-  attrs.set("output_padding", IntList{SymExpr(0)});
-  attrs.set("groups", SymExpr(1));
-  attrs.set("bias_sizes", IntList{SymExpr(2)});
-  attrs.set("output_mask", BoolList{true, true, true});
-  auto graph = singleOp("aten.convolution_backward",
-                        {tensorType(DType::F32, {1, 2, 4}), tensorType(DType::F32, {1, 3, 6}),
-                         tensorType(DType::F32, {2, 3, 3})},
-                        attrs);
-  std::string whyNot;
-  EXPECT_FALSE(hasCpuLibraryKernel(*graph->nodes().front(), &whyNot));
-  EXPECT_EQ(whyNot, "only 2-D convolution has a library kernel");
+// A 1-D convolution runs as the 2-D one (over a unit height): the same kernels. (The registry
+// has no 3-D convolution: the frontend's fallback runs one.)
+TEST(ConvolutionLibraryKernelChoice, OneDimensionalConvolutionRunsOnTheTwoDimensionalKernels) {
+  std::optional<CpuLibraryKernel> oneD =
+      forwardKernelFor({"", {2, 3, 17}, {4, 3, 5}, 2, 1, 1, 1, {true, true, true}});
+  std::optional<CpuLibraryKernel> twoD =
+      forwardKernelFor({"", {2, 3, 17, 17}, {4, 3, 5, 5}, 2, 1, 1, 1, {true, true, true}});
+  ASSERT_TRUE(oneD && twoD);
+  EXPECT_EQ(oneD->implementation, twoD->implementation);
+  EXPECT_EQ(
+      forwardKernelFor({"", {2, 6, 12}, {6, 1, 3}, 1, 1, 1, 6, {true, true, true}})->implementation,
+      "depthwise:f32");
+  EXPECT_EQ(
+      forwardKernelFor({"", {2, 8, 9}, {4, 8, 1}, 1, 0, 1, 1, {true, true, true}})->implementation,
+      "1x1-gemm");
 }
 
 // A convolution runs on the library's thread setting and leaves the caller's OpenMP setting as
