@@ -144,6 +144,42 @@ class MathChain(nn.Module):
         return F.elu(y) + torch.atan(x) * F.selu(x) + F.hardsigmoid(x) + torch.asinh(x)
 
 
+class AudioFrontEnd(nn.Module):
+    """A speech model's feature extractor (wav2vec 2.0's shape): strided 1-D convolutions over
+    the waveform, a group norm, GELU, then a projection of each frame."""
+
+    def __init__(self, channels=128):
+        super().__init__()
+        layers = [
+            nn.Conv1d(1, channels, 10, stride=5, bias=False),
+            nn.GroupNorm(channels, channels),
+        ]
+        layers.append(nn.GELU())
+        for _ in range(4):
+            layers += [nn.Conv1d(channels, channels, 3, stride=2, bias=False), nn.GELU()]
+        self.extract = nn.Sequential(*layers)
+        self.norm, self.project = nn.LayerNorm(channels), nn.Linear(channels, 256)
+
+    def forward(self, wave):
+        return self.project(self.norm(self.extract(wave).transpose(1, 2)))
+
+
+class Decoder(nn.Module):
+    """An image decoder's stage: transposed convolution, batch norm, bilinear upsampling, then a
+    convolution with instance norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(32)
+        self.conv = nn.Conv2d(32, 16, 3, padding=1)
+        self.norm = nn.InstanceNorm2d(16, affine=True)
+
+    def forward(self, x):
+        y = F.interpolate(F.relu(self.bn(self.up(x))), scale_factor=2, mode="bilinear")
+        return torch.tanh(self.norm(self.conv(y)))
+
+
 class LastHidden(nn.Module):
     def __init__(self, model):
         super().__init__()
@@ -191,6 +227,8 @@ MODELS = {
     "torch_encoder": torch_encoder,
     "distilbert": distilbert,
     "t5_encoder": t5_encoder,
+    "audio": lambda: (AudioFrontEnd(), (torch.randn(8, 1, 16000),)),
+    "decoder": lambda: (Decoder(), (torch.randn(8, 64, 32, 32),)),
 }
 INFERENCE_ONLY = {"math_chain"}
 

@@ -7,6 +7,7 @@
 
 #include "compiler/ir/error.h"
 #include "compiler/tensor/allocation_meter.h"
+#include "compiler/tensor/host_block_cache.h"
 
 namespace loupe {
 
@@ -22,17 +23,18 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
 
 namespace {
 std::shared_ptr<void> allocate(size_t bytes) {
-  // 64-byte alignment so generated kernels can vectorise; never zero-sized.
-  size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  // 64-byte alignment so generated kernels can vectorise; never zero-sized. Large blocks are
+  // reused rather than faulted in again on every call (host_block_cache.h).
+  HostBlockCache& cache = HostBlockCache::global();
+  void* p = cache.allocate(bytes);
   if (!p) throw Error("runtime", "out of memory allocating " + std::to_string(bytes) + " bytes");
   const auto& meter = AllocationMeter::active();
-  if (!meter) return std::shared_ptr<void>(p, std::free);
+  if (!meter) return std::shared_ptr<void>(p, [&cache, bytes](void* q) { cache.free(q, bytes); });
   auto charged = static_cast<int64_t>(bytes);
   meter->allocated(charged);
-  return std::shared_ptr<void>(p, [counts = meter, charged](void* q) {
+  return std::shared_ptr<void>(p, [&cache, counts = meter, charged, bytes](void* q) {
     counts->freed(charged);
-    std::free(q);
+    cache.free(q, bytes);
   });
 }
 
