@@ -519,9 +519,10 @@ void registerLayerNormOps(OpRegistry& registry) {
 // The operand layout of one batch norm forward op.
 struct BatchNormForm {
   std::string name;
-  bool hasTrainingAttr; // otherwise always inference
-  bool functional;      // also returns the updated running stats
-  bool statsOptional;   // running_mean/var may be none
+  bool hasTrainingAttr;      // otherwise always inference
+  bool functional;           // also returns the updated running stats
+  bool statsOptional;        // running_mean/var may be none
+  bool statsOperands = true; // false: the op has no running_mean/var operands at all
 };
 
 SymExpr channels(const TensorType& input, std::string_view op) {
@@ -731,18 +732,21 @@ void registerBatchNormOps(OpRegistry& registry) {
       {"aten._native_batch_norm_legit_functional", true, true, false},
       {"aten._native_batch_norm_legit_no_training", false, false, false},
       {"aten.native_batch_norm", true, false, true},
+      // Batch norm without running statistics: instance norm (decomposed by torch into this
+      // over [1, N*C, ...]) and BatchNorm with track_running_stats=False. Its operands are
+      // input, weight and bias only.
+      {"aten._native_batch_norm_legit.no_stats", true, false, true, false},
   };
   for (const BatchNormForm& form : forms) {
     std::vector<AttrSpec> attrs = {{"momentum", std::nullopt}, {"eps", std::nullopt}};
     if (form.hasTrainingAttr) attrs.insert(attrs.begin(), AttrSpec{"training", std::nullopt});
+    std::vector<OperandSpec> operands = {{"input"}, {"weight", true}, {"bias", true}};
+    if (form.statsOperands) {
+      operands.push_back({"running_mean", form.statsOptional});
+      operands.push_back({"running_var", form.statsOptional});
+    }
     OpInfo info = normalizationOp(
-        form.name,
-        {{"input"},
-         {"weight", true},
-         {"bias", true},
-         {"running_mean", form.statsOptional},
-         {"running_var", form.statsOptional}},
-        attrs, form.functional ? 5 : 3,
+        form.name, std::move(operands), attrs, form.functional ? 5 : 3,
         form.functional ? "batch norm returning (out, save_mean, save_rstd, new_running_mean, "
                           "new_running_var)"
                         : "batch norm returning (out, save_mean, save_rstd)");

@@ -1,9 +1,9 @@
 """Layers beyond the reference models, through torch.compile(backend="loupe") on the CPU:
-1-D convolutions (an audio model's front end), transposed convolution and nearest or bilinear
-upsampling (a U-Net's decoder), average and
-adaptive average pooling, training dropout, and every common activation. Each is compiled (no
-graph runs eagerly, nothing is left to the fallback), runs on its library kernel (the
-activations: generated code), and matches float64 eager forward and backward.
+1-D convolutions (an audio model's front end), instance norm, transposed convolution and nearest
+or bilinear upsampling (a U-Net's decoder), average and adaptive average pooling, training
+dropout, and every common activation. Each is compiled (no graph runs eagerly, nothing is left
+to the fallback), runs on its library kernel (the activations: generated code), and matches
+float64 eager forward and backward.
 """
 
 import copy
@@ -78,6 +78,32 @@ def test_one_dimensional_convolutions_match_float64_eager_on_library_kernels(tra
     assert_matches_float64_eager(AudioFeatures(), torch.randn(2, 1, 400), trace_path)
     assert_compiled_without_fallback(trace_path)
     assert {"aten.convolution", "aten.convolution_backward"} <= library_ops(trace_path)
+
+
+class StatelessNorms(nn.Module):
+    """Norms over the batch's own statistics, with no running ones: instance norm (torch runs it
+    as a batch norm over [1, N*C, H, W]) and BatchNorm with track_running_stats=False."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 6, 3, padding=1)
+        self.instance = nn.InstanceNorm2d(6, affine=True)
+        self.batch = nn.BatchNorm2d(6, track_running_stats=False)
+
+    def forward(self, x):
+        return torch.tanh(self.batch(self.instance(self.conv(x))))
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_norms_without_running_statistics_match_float64_eager(trace_path, mode):
+    torch.manual_seed(0)
+    model = StatelessNorms().train(mode == "train")
+    assert_matches_float64_eager(model, torch.randn(3, 4, 9, 7), trace_path)
+    assert_compiled_without_fallback(trace_path)
+    assert {
+        "aten._native_batch_norm_legit.no_stats",
+        "aten.native_batch_norm_backward",
+    } <= library_ops(trace_path)
 
 
 class UpsamplingBlock(nn.Module):

@@ -398,7 +398,8 @@ const std::vector<FloatKernel>& floatKernels() {
         {"aten._scaled_dot_product_flash_attention_for_cpu_backward", attentionKernel("-backward"),
          &attentionBackward<float>, &attentionBackward<double>},
     };
-    for (const char* op : {"aten._native_batch_norm_legit_functional", "aten.native_batch_norm"})
+    for (const char* op : {"aten._native_batch_norm_legit_functional", "aten.native_batch_norm",
+                           "aten._native_batch_norm_legit.no_stats"})
       table.push_back({op, batchNormKernel, &batchNorm<float>, &batchNorm<double>});
     // In inference batch norm is a per-channel scale and shift: decomposed, it fuses with the
     // activation after it (docs/cpu-codegen.md, "Library kernels").

@@ -29,8 +29,11 @@ TEST_P(BatchNormLibraryKernel, MatchesTheReferenceOnRandomInputs) {
   Graph graph("batch_norm");
   std::vector<Value*> operands = {
       graph.addInput(tensorType(DType::F32, Shape(form.shape.begin(), form.shape.end())), "x")};
+  // The form without running statistics (instance norm's) has no operands for them.
+  bool statsOperands = !form.op.ends_with(".no_stats");
   for (const char* name : {"weight", "bias", "running_mean", "running_var"})
-    operands.push_back(graph.addInput(tensorType(DType::F32, {channels}), name));
+    if (statsOperands || name[0] != 'r')
+      operands.push_back(graph.addInput(tensorType(DType::F32, {channels}), name));
   AttrMap attrs;
   if (form.training) attrs.set("training", *form.training);
   attrs.set("momentum", 0.1);
@@ -49,9 +52,14 @@ TEST_P(BatchNormLibraryKernel, MatchesTheReferenceOnRandomInputs) {
   Tensor runningVar = randomTensor(DType::F32, {channels}, 5);
   for (int64_t c = 0; c < channels; ++c) // a variance is positive
     runningVar.set(c, 0.5 + std::abs(runningVar.at(c)));
-  executable.run({randomTensor(DType::F32, form.shape, 1), randomTensor(DType::F32, {channels}, 2),
-                  randomTensor(DType::F32, {channels}, 3), randomTensor(DType::F32, {channels}, 4),
-                  runningVar});
+  std::vector<Tensor> inputs = {randomTensor(DType::F32, form.shape, 1),
+                                randomTensor(DType::F32, {channels}, 2),
+                                randomTensor(DType::F32, {channels}, 3)};
+  if (statsOperands) {
+    inputs.push_back(randomTensor(DType::F32, {channels}, 4));
+    inputs.push_back(runningVar);
+  }
+  executable.run(inputs);
   const KernelStats& stats = executable.stats().kernels.at("bn");
   EXPECT_EQ(stats.implementation, "library:" + form.op);
   EXPECT_EQ(stats.calls, 1);
@@ -65,6 +73,9 @@ INSTANTIATE_TEST_SUITE_P(
         BatchNormCase{"aten._native_batch_norm_legit_functional", true, 5},
         BatchNormCase{"aten._native_batch_norm_legit_functional", false, 5},
         BatchNormCase{"aten.native_batch_norm", true, 3},
+        // Instance norm's form (torch's over [1, N*C, H, W]), and BatchNorm without running
+        // statistics: the batch's own, in training and in eval mode alike.
+        BatchNormCase{"aten._native_batch_norm_legit.no_stats", true, 3, {1, 12, 7, 9}},
         // Enough work to split the channels (an odd count) across the library's
         // threads; planes of an odd size, no multiple of any vector width.
         BatchNormCase{"aten._native_batch_norm_legit_functional", true, 5, {6, 7, 33, 29}},
