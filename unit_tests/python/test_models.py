@@ -253,6 +253,37 @@ def test_bf16_batch_norm_training_updates_its_buffers_like_eager(trace_path):
         torch.testing.assert_close(got, expected, atol=2e-2, rtol=2e-2, msg=name)
 
 
+@pytest.mark.parametrize("form", ["bf16", "f16", "autocast"])
+def test_reduced_float_matmuls_run_on_library_kernels_and_match_float64(trace_path, form):
+    """A bf16 or f16 MLP, and an f32 one under CPU autocast to bf16 (its linears become bf16
+    matmuls): the products run on the BLAS kernels through f32 (they ran the reference loop in
+    double, hundreds of times eager's time), within the dtype's rounding of float64, forward and
+    backward."""
+    torch.manual_seed(0)
+    dtype = torch.float16 if form == "f16" else torch.bfloat16
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
+    reference = copy.deepcopy(model).double()
+    if form != "autocast":
+        model = model.to(dtype)
+    x = torch.randn(8, 32)
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path, "strict": True})
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=form == "autocast"):
+        xin = x.to(dtype) if form != "autocast" else x.clone()
+        y = compiled(xin.requires_grad_(True))
+        y.float().square().sum().backward()
+    x64 = x.double().requires_grad_(True)
+    y64 = reference(x64)
+    y64.square().sum().backward()
+    torch.testing.assert_close(y.double(), y64, rtol=0.05, atol=0.05)
+    torch.testing.assert_close(xin.grad.double(), x64.grad, rtol=0.1, atol=0.1)
+    for got, expected in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad.double(), expected.grad, rtol=0.1, atol=0.1)
+    kernels = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
+    products = [op for op in kernels if op.startswith(("aten.mm ", "aten.addmm "))]
+    assert products and all(op.endswith(" via f32") for op in products), kernels
+    assert not [op for op in kernels if "reference:" in op and "constant" not in op], kernels
+
+
 def test_inference_cnn_fuses_batch_norm_pools_maxima_only_and_matches_eager(trace_path):
     """In inference (eval mode, no grad) batch norm is a scale and shift per channel: it
     decomposes and fuses with the ReLU after it instead of running as a kernel of its own; max

@@ -21,6 +21,7 @@
 #ifdef LOUPE_HAVE_ONEDNN
 #include "compiler/codegen/cpu/library/onednn_convolution.h"
 #endif
+#include "compiler/codegen/cpu/library/reduced_float.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/factory.h"
 #include "compiler/ops/op_registry.h"
@@ -554,8 +555,9 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
   if (!node.numResults() || !node.result(0)->type().isTensor())
     return no(op + " has no tensor result");
   DType dtype = node.result(0)->tensorType().dtype;
-  if (!isBlasDType(dtype))
-    return no("library kernels compute in f32 or f64 only, not " + std::string(dtypeName(dtype)));
+  if (!isBlasDType(dtype) && !isReducedFloat(dtype))
+    return no("library kernels compute in f32 or f64 (bf16 and f16 through f32) only, not " +
+              std::string(dtypeName(dtype)));
   for (size_t i = 0; i < node.numOperands(); ++i)
     if (const Value* operand = node.operand(i);
         operand && !hasDType(operand, kernel->indexOperand == i ? kernel->indexDType : dtype))
@@ -567,9 +569,11 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
       return no("library kernels need every result in the first result's dtype");
   if (op.starts_with("aten.convolution") && !hasConvolutionKernel(node))
     return no("only 1-D and 2-D convolutions have a library kernel");
-  CpuLibraryKernel chosen = kernel->describe(std::string(dtypeName(dtype)));
+  // bf16 and f16 run the f32 kernel on widened copies (library/reduced_float.h).
+  std::string precision(dtypeName(isReducedFloat(dtype) ? DType::F32 : dtype));
+  CpuLibraryKernel chosen = kernel->describe(precision);
   if (op == "aten.convolution" && isDepthwiseConvolutionNode(node)) {
-    chosen.implementation = "depthwise:" + std::string(dtypeName(dtype));
+    chosen.implementation = "depthwise:" + precision;
     chosen.reason = "a depthwise convolution: each output plane its input plane's taps weighted "
                     "and summed in NCHW, a vector multiply-add per row and tap; oneDNN, the "
                     "alternative, reorders into channel blocks and back: 1.7x torch's time at "
@@ -586,8 +590,14 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
                      "space (the forward that convolution's input gradient, the input gradient "
                      "its forward)";
   if (onlyMaximaRead(node)) {
-    chosen.implementation = "max-pool-values:" + std::string(dtypeName(dtype));
+    chosen.implementation = "max-pool-values:" + precision;
     chosen.reason += ", the maxima only: nothing reads the indices";
+  }
+  if (isReducedFloat(dtype)) {
+    std::string name(dtypeName(dtype));
+    chosen.implementation += " via f32";
+    chosen.reason += "; the " + name + " operands widened to f32, the results rounded back to " +
+                     name + " (torch's CPU kernels accumulate " + name + " in f32 too)";
   }
   return chosen;
 }
@@ -608,6 +618,37 @@ std::string cpuKernelThreads() {
   return loops == products ? count(loops)
                            : "loops on " + count(loops) + ", BLAS on " + count(products);
 }
+
+namespace {
+
+bool anyReducedFloat(const std::vector<const Tensor*>& inputs, const std::vector<Tensor>& outputs) {
+  return std::any_of(inputs.begin(), inputs.end(),
+                     [](const Tensor* t) { return t && isReducedFloat(t->dtype()); }) ||
+         std::any_of(outputs.begin(), outputs.end(),
+                     [](const Tensor& t) { return isReducedFloat(t.dtype()); });
+}
+
+// A float kernel on bf16 or f16 tensors: the same kernel on f32 copies of them, its results of
+// those dtypes rounded back (library/reduced_float.h); tensors of other dtypes (indices, masks)
+// are passed as they are.
+void runThroughF32(const Node& node, const AttrMap& attrs, const std::vector<const Tensor*>& inputs,
+                   std::vector<Tensor>& outputs) {
+  std::vector<Tensor> widened;
+  widened.reserve(inputs.size());
+  std::vector<const Tensor*> wideInputs;
+  for (const Tensor* t : inputs)
+    wideInputs.push_back(t && isReducedFloat(t->dtype()) ? &widened.emplace_back(widenedToF32(*t))
+                                                         : t);
+  std::vector<Tensor> wideOutputs;
+  for (const Tensor& out : outputs)
+    wideOutputs.push_back(isReducedFloat(out.dtype()) ? Tensor::empty(DType::F32, out.shape())
+                                                      : out);
+  runCpuLibraryKernel(node, attrs, wideInputs, wideOutputs);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (isReducedFloat(outputs[i].dtype())) narrowInto(wideOutputs[i], outputs[i]);
+}
+
+} // namespace
 
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
                          const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
@@ -632,6 +673,7 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
     OpRegistry::global().find(op)->reference(inputs, attrs, outputs);
     return;
   }
+  if (anyReducedFloat(inputs, outputs)) return runThroughF32(node, attrs, inputs, outputs);
   if (onlyMaximaRead(node)) {
     if (outputs[0].dtype() == DType::F64)
       maxPool2d<double>(inputs, attrs, outputs, false);
