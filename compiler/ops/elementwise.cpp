@@ -717,6 +717,22 @@ void addDropout(OpRegistry& registry) {
                           }});
 }
 
+// ---- fused multiply-add
+
+// prims.fma: what Dynamo makes of addcmul with a value (every compiled Adam and AdamW step has
+// one per parameter): a * b + c rounded once, as Inductor computes it (loupe_fma is fmaf in both
+// preludes; the fused instruction where the instruction set has one).
+void addFusedMultiplyAdd(OpRegistry& registry) {
+  addPointwise(registry,
+               {"prims.fma",
+                {{"a"}, {"b"}, {"c"}},
+                {},
+                "a * b + c, rounded once",
+                promoted,
+                byComputeKind("loupe_fma($0, $1, $2)", "($0 * $1 + $2)"),
+                [](const double* x, const AttrMap&) { return std::fma(x[0], x[1], x[2]); }});
+}
+
 // ---- selection: where, masked_fill
 
 void addSelection(OpRegistry& registry) {
@@ -843,6 +859,7 @@ void registerElementwiseOps(OpRegistry& registry) {
   addClamps(registry);
   addActivationBackwards(registry);
   addDropout(registry);
+  addFusedMultiplyAdd(registry);
   addSelection(registry);
   addRsub(registry);
   addConversions(registry);

@@ -45,6 +45,10 @@ _DECOMPOSED = (
     # accumulate), for the overloads Loupe has no kernel for.
     "floor_divide",
     "index_add",
+    # What a compiled optimizer step has besides prims.fma (Adam's and AdamW's moving averages
+    # and update): pointwise ops that fuse with the rest of the step.
+    "lerp",
+    "addcdiv",
 )
 
 

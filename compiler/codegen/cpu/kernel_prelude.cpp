@@ -131,6 +131,8 @@ LOUPE_MATH_1(nearbyint)
 #undef LOUPE_MATH_1
 static inline float loupe_fmod(float x, float y) { return __builtin_fmodf(x, y); }
 static inline double loupe_fmod(double x, double y) { return __builtin_fmod(x, y); }
+static inline float loupe_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+static inline double loupe_fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 static inline float loupe_abs(float x) { return __builtin_fabsf(x); }
 static inline double loupe_abs(double x) { return __builtin_fabs(x); }
 // Integers (and bool) as std::abs has them: promoted to int at least.

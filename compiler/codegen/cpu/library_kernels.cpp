@@ -470,10 +470,24 @@ bool hasDType(const Value* value, DType expected) {
 }
 
 // Copies in the tensors' own dtype, any dtype: clone and cat.
+// aten.copy (what a functionalized copy_ becomes: an optimizer step's parameter updates) of a
+// source of self's shape and dtype is the same copy; one that broadcasts or converts runs the
+// reference.
+bool isPlainCopy(const Node& node) {
+  if (node.op() != "aten.copy") return false;
+  const TensorType& self = node.operand(0)->tensorType();
+  const TensorType& src = node.operand(1)->tensorType();
+  return self.shape == src.shape && self.dtype == src.dtype;
+}
+
 std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* whyNot) {
-  if (node.op() == "aten.clone")
+  if (node.op() == "aten.clone" || node.op() == "aten.lift_fresh_copy" || isPlainCopy(node))
     return CpuLibraryKernel{"copy", "a memcpy, or a strided copy in the tensor's own dtype",
                             "a copy needs no generated code"};
+  if (node.op() == "aten.copy") {
+    if (whyNot) *whyNot = "aten.copy broadcasts or converts its source";
+    return std::nullopt;
+  }
   if (node.op() != "aten.cat") return std::nullopt;
   DType dtype = node.result(0)->tensorType().dtype;
   for (size_t i = 0; i < node.numOperands(); ++i)
@@ -547,7 +561,8 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     return std::nullopt;
   };
   const std::string& op = node.op();
-  if (op == "aten.clone" || op == "aten.cat") return findCopyKernel(node, whyNot);
+  if (op == "aten.clone" || op == "aten.lift_fresh_copy" || op == "aten.copy" || op == "aten.cat")
+    return findCopyKernel(node, whyNot);
   if (op == "aten.index.Tensor" || op == "aten.index_put") return findIndexingKernel(node, whyNot);
   if (auto fill = findFillKernel(node)) return fill;
   const FloatKernel* kernel = findFloatKernel(op);
@@ -653,8 +668,12 @@ void runThroughF32(const Node& node, const AttrMap& attrs, const std::vector<con
 void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
                          const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
   const std::string& op = node.op();
-  if (op == "aten.clone") {
+  if (op == "aten.clone" || op == "aten.lift_fresh_copy") {
     outputs[0].copyFrom(*inputs[0]);
+    return;
+  }
+  if (op == "aten.copy") { // isPlainCopy: the source has the result's shape and dtype
+    outputs[0].copyFrom(*inputs[1]);
     return;
   }
   if (op == "aten.cat") {

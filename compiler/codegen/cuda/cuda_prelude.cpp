@@ -58,6 +58,8 @@ LOUPE_MATH_1(nearbyint)
 #undef LOUPE_MATH_1
 __device__ __forceinline__ float loupe_fmod(float x, float y) { return fmodf(x, y); }
 __device__ __forceinline__ double loupe_fmod(double x, double y) { return fmod(x, y); }
+__device__ __forceinline__ float loupe_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double loupe_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ float loupe_abs(float x) { return fabsf(x); }
 __device__ __forceinline__ double loupe_abs(double x) { return fabs(x); }
 // Integers (and bool) as std::abs has them: promoted to int at least.

@@ -95,6 +95,22 @@ TEST_P(CloneLibraryKernel, CopiesStridedInputsExactly) {
   EXPECT_EQ(stats.maxAbsError, 0.0);
 }
 
+// aten.copy (a functionalized copy_: an optimizer step's parameter updates) of a source of the
+// result's shape and dtype is the same copy; one that broadcasts runs the reference, and says so.
+TEST_P(CloneLibraryKernel, CopyOfASameShapedSourceIsTheCopyKernel) {
+  Tensor self = randomTensor(GetParam(), {3, 5, 7}, 12),
+         src = transposedRandom(GetParam(), {3, 5, 7}, 13);
+  auto graph = singleOp("aten.copy", typesOf({self, src}), AttrMap());
+  KernelStats stats = runLibraryKernel(*graph, "aten.copy", {self, src});
+  EXPECT_EQ(stats.implementation, "library:aten.copy");
+  EXPECT_EQ(stats.maxAbsError, 0.0);
+  auto broadcast =
+      singleOp("aten.copy", typesOf({self, randomTensor(GetParam(), {7}, 14)}), AttrMap());
+  std::string whyNot;
+  EXPECT_FALSE(hasCpuLibraryKernel(*broadcast->nodes().front(), &whyNot));
+  EXPECT_EQ(whyNot, "aten.copy broadcasts or converts its source");
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, CloneLibraryKernel,
                          ::testing::Values(DType::F32, DType::I64, DType::F16, DType::Bool),
                          [](const auto& info) { return std::string(dtypeName(info.param)); });

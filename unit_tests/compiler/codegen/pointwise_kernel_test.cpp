@@ -210,6 +210,32 @@ TEST(PointwiseKernel, ASingleElementwiseNodeIsAGroupOfOne) {
       graph, {randomTensor(DType::F32, {2, 3}, 17), randomTensor(DType::F32, {3}, 18)});
 }
 
+// prims.fma (Dynamo's addcmul with a value: every compiled Adam step) rounds once: where the
+// product alone rounds, a * b + c keeps what a multiply then an add would lose. 37 elements: the
+// vector loop and its tail; the first three are such cases, exactly as the reference has them.
+TEST(PointwiseKernel, FusedMultiplyAddRoundsOnce) {
+  const double ulp = std::ldexp(1.0, -23); // one f32 step above 1
+  std::vector<double> a(37), b(37), c(37);
+  for (int i = 0; i < 37; ++i) {
+    a[i] = 1.0 + ulp * (i % 5 + 1);
+    b[i] = 1.0 + ulp * (i % 3 + 1);
+    c[i] = -(float)(a[i] * b[i]); // minus the product rounded to f32
+  }
+  Graph graph("fma");
+  std::vector<Tensor> inputs = {Tensor::fromDoubles(a, DType::F32, {37}),
+                                Tensor::fromDoubles(b, DType::F32, {37}),
+                                Tensor::fromDoubles(c, DType::F32, {37})};
+  std::vector<Value*> operands;
+  for (const char* name : {"a", "b", "c"})
+    operands.push_back(graph.addInput(tensorType(DType::F32, {37}), name));
+  graph.setOutputs({GraphBuilder(graph, nullptr).op("prims.fma", operands)});
+  expectGeneratedMatchesReference(graph, inputs, 0.0);
+  // The reference's own value for the first: (1 + u)^2 - (1 + 2u) = u^2, which a multiply and an
+  // add would give as 0.
+  Executable reference(graph, Plan{}, {});
+  EXPECT_EQ(reference.run(inputs)[0].at(0), ulp * ulp);
+}
+
 TEST(PointwiseKernel, RefusesGroupsItCannotGenerateAndSaysWhy) {
   FusedGraph g;
   Value* a = g.input(tensorType(DType::F32, {2, 3}), "a");
