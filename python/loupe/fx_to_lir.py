@@ -325,6 +325,25 @@ def _allocates_results(target: torch._ops.OpOverload) -> bool:
     return all(result.alias_info is None for result in target._schema.returns)
 
 
+def _strides_observed(value: torch.fx.Node | None) -> bool:
+    """Whether torch's strides of a result (the node defining it, or for a multi-result op the
+    getitem reading it; None when nothing reads it) matter downstream: it is a graph output, or a
+    view (or anything but an op computing a new tensor) reads it, whose own strides follow from
+    it. An op that computes a new tensor reads any layout, so a result only such ops read stays
+    row-major: no repacking copies between them (a channels-last CNN's every convolution, norm
+    and activation result)."""
+    if value is None:
+        return False
+    for user in value.users:
+        if user.op != "call_function" or not isinstance(user.target, torch._ops.OpOverload):
+            return True  # the graph's output, a getitem of a tuple result, anything else
+        if not _allocates_results(user.target):
+            return True
+        if user.target is torch.ops.aten.native_dropout.default:
+            return True  # torch draws its mask in the memory order of its input's layout
+    return False
+
+
 def _physical_order(val: torch.Tensor, what: str) -> list[int] | None:
     """None for a row-major result; else its dims from outermost to innermost in memory."""
     if tensor_type(val, what) == type_text(val.dtype, list(val.shape)):
@@ -659,12 +678,16 @@ class _Converter:
         repacks = []
         if _allocates_results(target):
             names = list(names)
+            multiple = isinstance(val, (list, tuple))
+            readers = {user.name: user for user in node.users if user.target is operator.getitem}
             for i, v in enumerate(vals):
                 order = None if isinstance(v, str) else _physical_order(v, f"result of {node.name}")
-                if order is not None:
+                if order is None:
+                    continue
+                types[i] = type_text(v.dtype, list(v.shape))
+                if _strides_observed(readers.get(names[i]) if multiple else node):
                     repacks.append((names[i], v, order))
                     names[i] += ".rowmajor"
-                    types[i] = type_text(v.dtype, list(v.shape))
 
         op = _op_name(target)
         dtypes = tuple(v.dtype if isinstance(v, torch.Tensor) else None for v in vals)

@@ -106,6 +106,38 @@ def test_norms_without_running_statistics_match_float64_eager(trace_path, mode):
     } <= library_ops(trace_path)
 
 
+def test_channels_last_cnn_keeps_its_activations_row_major_and_matches_float64(trace_path):
+    """model.to(memory_format=torch.channels_last), as CPU performance guides suggest: torch
+    lays every convolution, norm and activation result out channels-last. Loupe computes them
+    row-major and repacks only what a view or the caller sees in torch's strides (here the pooled
+    [N, C, 1, 1] that flatten views), not each result between ops: the copies that remain are
+    the input's and the weights' (for the kernels that read rows)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 4),
+    ).eval()
+    reference = copy.deepcopy(model).double()
+    model = model.to(memory_format=torch.channels_last)
+    x = torch.randn(2, 3, 12, 12)
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path})
+    with torch.no_grad():
+        y = compiled(x.contiguous(memory_format=torch.channels_last))
+        y_ref = reference(x.double())
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
+    assert_compiled_without_fallback(trace_path)
+    clones = query(trace_path, "SELECT name FROM kernels WHERE op_summary LIKE 'aten.clone %'")
+    # The input, the two weights, the pooled result flatten views: 4 (there were 11).
+    assert len(clones) <= 4, clones
+
+
 class UpsamplingBlock(nn.Module):
     def __init__(self, stride, padding, output_padding, groups, dilation, bias):
         super().__init__()
