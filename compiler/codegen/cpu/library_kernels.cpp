@@ -469,10 +469,9 @@ bool hasDType(const Value* value, DType expected) {
   return value->type().isTensor() && value->tensorType().dtype == expected;
 }
 
-// Copies in the tensors' own dtype, any dtype: clone and cat.
 // aten.copy (what a functionalized copy_ becomes: an optimizer step's parameter updates) of a
-// source of self's shape and dtype is the same copy; one that broadcasts or converts runs the
-// reference.
+// source of self's shape and dtype is the same copy as a clone; one that broadcasts or converts
+// runs the reference.
 bool isPlainCopy(const Node& node) {
   if (node.op() != "aten.copy") return false;
   const TensorType& self = node.operand(0)->tensorType();
@@ -480,6 +479,13 @@ bool isPlainCopy(const Node& node) {
   return self.shape == src.shape && self.dtype == src.dtype;
 }
 
+// The ops findCopyKernel decides for.
+bool isCopyOp(const std::string& op) {
+  return op == "aten.clone" || op == "aten.lift_fresh_copy" || op == "aten.copy" ||
+         op == "aten.cat";
+}
+
+// Copies in the tensors' own dtype, any dtype: clone (and lift_fresh_copy, a plain copy), cat.
 std::optional<CpuLibraryKernel> findCopyKernel(const Node& node, std::string* whyNot) {
   if (node.op() == "aten.clone" || node.op() == "aten.lift_fresh_copy" || isPlainCopy(node))
     return CpuLibraryKernel{"copy", "a memcpy, or a strided copy in the tensor's own dtype",
@@ -561,8 +567,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     return std::nullopt;
   };
   const std::string& op = node.op();
-  if (op == "aten.clone" || op == "aten.lift_fresh_copy" || op == "aten.copy" || op == "aten.cat")
-    return findCopyKernel(node, whyNot);
+  if (isCopyOp(op)) return findCopyKernel(node, whyNot);
   if (op == "aten.index.Tensor" || op == "aten.index_put") return findIndexingKernel(node, whyNot);
   if (auto fill = findFillKernel(node)) return fill;
   const FloatKernel* kernel = findFloatKernel(op);
