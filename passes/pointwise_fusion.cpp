@@ -11,15 +11,42 @@
 //   of the group: nothing is ever recomputed;
 // - groups never include non-elementwise or opaque ops, and a merge is refused when a path would
 //   leave the group and re-enter it (through another op or group), which would create a cycle;
+// - an in-place gather (compiler/ops/in_place_gather.h: upsampling's _unsafe_index) joins the
+//   group of its consumers and index producers like an elementwise op, so the kernel reads its
+//   elements where they are used; the value it gathers from stays outside the group and is read
+//   by nothing else in it (the kernel addresses it by its own strides);
 // - a group of one node stays a plain node.
+#include <algorithm>
 #include <memory>
 
+#include "compiler/ops/in_place_gather.h"
 #include "compiler/pass/fusion_group.h"
 #include "passes/pipeline.h"
 
 namespace loupe {
 
 namespace {
+
+bool joinsPointwiseGroups(const Node& node) {
+  return isFusablePointwise(node) || isInPlaceGather(node);
+}
+
+// Whether the union of groups `a` and `b` would gather from a value it computes or also reads
+// in place.
+bool gathersFromInside(const FusionPartition& partition, int a, int b) {
+  std::vector<Node*> merged = partition.members(a);
+  merged.insert(merged.end(), partition.members(b).begin(), partition.members(b).end());
+  for (const Node* gather : merged) {
+    if (!isInPlaceGather(*gather)) continue;
+    const Value* source = gather->operand(0);
+    for (const Node* member : merged) {
+      if (source->definingNode() == member) return true;
+      for (size_t k = 0; k < member->numOperands(); ++k)
+        if (member->operand(k) == source && !(k == 0 && isInPlaceGather(*member))) return true;
+    }
+  }
+  return false;
+}
 
 const Shape& resultShape(const Node& node) {
   return node.result()->tensorType().shape;
@@ -38,14 +65,15 @@ public:
   void run(Graph& graph, PassContext& ctx) override {
     FusionPartition partition(graph);
     for (Node* node : graph.nodes()) {
-      if (!isFusablePointwise(*node)) continue;
-      for (Value* operand : node->operands()) {
+      if (!joinsPointwiseGroups(*node)) continue;
+      for (size_t k = isInPlaceGather(*node) ? 1 : 0; k < node->numOperands(); ++k) {
+        Value* operand = node->operand(k);
         Node* producer = operand ? operand->definingNode() : nullptr;
-        if (!producer || !isFusablePointwise(*producer)) continue;
+        if (!producer || !joinsPointwiseGroups(*producer)) continue;
         int into = partition.groupOf(producer);
         int from = partition.groupOf(node);
         if (into == from || resultShape(*producer) != resultShape(*node) ||
-            !partition.canMerge(into, from))
+            !partition.canMerge(into, from) || gathersFromInside(partition, into, from))
           continue;
         if (!ctx.decide("fusion", [&] { return describeMerge(partition, into, from); },
                         {producer->result()->name(), node->result()->name()}))

@@ -6,6 +6,7 @@
 
 #include "compiler/codegen/kernel_signature.h"
 #include "compiler/codegen/scalar_expression.h"
+#include "compiler/ops/in_place_gather.h"
 
 namespace loupe::codegen {
 
@@ -16,6 +17,12 @@ int GroupAnalysis::passOf(const Value* value) const {
 
 bool GroupAnalysis::isReduction(const Node* node) const {
   return std::find(reductions.begin(), reductions.end(), node) != reductions.end();
+}
+
+bool GroupAnalysis::isGathered(const Value* input) const {
+  for (size_t i = 0; i < inputs.size() && i < gathered.size(); ++i)
+    if (inputs[i] == input) return gathered[i];
+  return false;
 }
 
 bool isConstantNode(const Node* node) {
@@ -35,6 +42,7 @@ void checkNode(const Node& node, const OpRegistry& registry) {
                         " holds more than one value"};
     return;
   }
+  if (isInPlaceGather(node)) return; // its operands are checked by analyzeGathers
   const OpInfo* info = registry.find(node.op());
   if (!info) throw Unsupported{"op " + node.op() + " is not registered"};
   if (info->kind == OpKind::Elementwise && !info->emitScalar)
@@ -77,6 +85,42 @@ void collectScalars(GroupAnalysis& group, const OpRegistry& registry) {
       scalarExpression(*node, std::vector<std::string>(node->numOperands(), "x"), group.scalars,
                        registry);
   }
+}
+
+// Marks the inputs the group's in-place gathers read, checking that each is read by gathers only
+// (a kernel addresses it through its own strides), and adds the symbolic sizes of its gathered
+// dims to the run-time scalars (the kernel clamps indices into them).
+void analyzeGathers(GroupAnalysis& group) {
+  group.gathered.assign(group.inputs.size(), false);
+  for (const Node* node : group.nodes)
+    if (!isConstantNode(node) && isInPlaceGather(*node)) group.gathers.push_back(node);
+  if (group.gathers.empty()) return;
+  if (group.reduction)
+    throw Unsupported{"gather " + valueName(group.gathers.front()->result()) +
+                      " is in a reduction group (gathers are read by pointwise groups only)"};
+  for (const Node* gather : group.gathers) {
+    const Value* source = gather->operand(0);
+    auto input = std::find(group.inputs.begin(), group.inputs.end(), source);
+    if (input == group.inputs.end())
+      throw Unsupported{"gather " + valueName(gather->result()) + " reads " + valueName(source) +
+                        ", which the group computes"};
+    group.gathered[static_cast<size_t>(input - group.inputs.begin())] = true;
+    const Shape& shape = source->tensorType().shape;
+    for (size_t d = *inPlaceGatherFirstDim(*gather); d < shape.size(); ++d)
+      if (!shape[d].isConstant() &&
+          std::find(group.scalars.begin(), group.scalars.end(), shape[d]) == group.scalars.end())
+        group.scalars.push_back(shape[d]);
+  }
+  for (const Node* node : group.nodes)
+    for (size_t k = 0; k < node->numOperands(); ++k)
+      if (bool sourceSlot = k == 0 && isInPlaceGather(*node);
+          !sourceSlot && node->operand(k) && group.isGathered(node->operand(k)))
+        throw Unsupported{"value " + valueName(node->operand(k)) +
+                          " is gathered from and also read in place by " +
+                          valueName(node->result())};
+  for (const Value* output : group.outputs)
+    if (group.isGathered(output))
+      throw Unsupported{"gathered value " + valueName(output) + " is an output of the group"};
 }
 
 std::vector<size_t> reducedDimsOf(const Node& reduction, size_t rank) {
@@ -250,6 +294,7 @@ GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry) {
   if (group.reductions.size() > 1 && !rowKind)
     throw Unsupported{"the group has more than one reduction (only a row group may)"};
   collectScalars(group, registry);
+  analyzeGathers(group);
   for (const Value* input : group.inputs)
     if (!input || !input->type().isTensor())
       throw Unsupported{"the group has an absent or index-typed input"};
@@ -266,9 +311,15 @@ GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry) {
       throw Unsupported{"outputs have different shapes ([" + shapeStr(group.iterationShape) +
                         "] and [" + shapeStr(output->tensorType().shape) + "])"};
   for (const Value* input : group.inputs)
-    group.space[input] = Space::Full;
+    if (!group.isGathered(input)) group.space[input] = Space::Full;
   for (const Node* inner : group.nodes)
     if (!isConstantNode(inner)) group.space[inner->result()] = Space::Full;
+  // A gather's address is its loop indices: it walks the whole space, never broadcasts into it.
+  for (const Node* gather : group.gathers)
+    if (gather->result()->tensorType().shape != group.iterationShape)
+      throw Unsupported{"gather " + valueName(gather->result()) + " has shape " +
+                        shapeText(gather->result()->tensorType().shape) +
+                        ", not the iteration space's " + shapeText(group.iterationShape)};
   for (const auto& [value, space] : group.space)
     if (value->tensorType().rank() > group.iterationShape.size())
       throw Unsupported{"value " + valueName(value) + " has a higher rank than the output"};

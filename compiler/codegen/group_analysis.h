@@ -52,8 +52,15 @@ struct GroupAnalysis {
   // More than one pass's worth: several reductions, a full-space value that reads a kept one,
   // or a full-space output.
   bool rowGroup = false;
-  // Symbolic attribute values, distinct, in order of first use: run-time scalar arguments.
+  // Symbolic attribute values, distinct, in order of first use: run-time scalar arguments (the
+  // symbolic sizes of gathered dims too).
   std::vector<SymExpr> scalars;
+  // In-place gathers (compiler/ops/in_place_gather.h), pointwise groups only: each reads a group
+  // input at addresses its index tensors give. Such an input is read by gathers alone; it has no
+  // place in the space and its strides are its own, not the iteration space's.
+  std::vector<const Node*> gathers;
+  std::vector<bool> gathered; // per input
+  bool isGathered(const Value* input) const;
 };
 
 // A loupe.constant node (the analysis accepts one-value ones only): the emitter declares it as a

@@ -7,15 +7,18 @@
 
 namespace loupe {
 
+KernelSignature signatureOf(const codegen::GroupAnalysis& group) {
+  KernelSignature signature{group.iterationShape, {}, group.scalars, group.gathered};
+  for (const Value* input : group.inputs)
+    signature.operandDims.push_back(codegen::operandDims(group, input));
+  for (const Value* output : group.outputs)
+    signature.operandDims.push_back(codegen::operandDims(group, output));
+  return signature;
+}
+
 KernelSignature describeKernel(const Node& node, const OpRegistry& registry) {
   try {
-    codegen::GroupAnalysis group = codegen::analyzeGroup(node, registry);
-    KernelSignature signature{group.iterationShape, {}, group.scalars};
-    for (const Value* input : group.inputs)
-      signature.operandDims.push_back(codegen::operandDims(group, input));
-    for (const Value* output : group.outputs)
-      signature.operandDims.push_back(codegen::operandDims(group, output));
-    return signature;
+    return signatureOf(codegen::analyzeGroup(node, registry));
   } catch (const codegen::Unsupported& unsupported) {
     throw Error("codegen", "cannot generate a kernel: " + unsupported.why,
                 ErrorContext{.node = node.describe()});
@@ -43,6 +46,10 @@ void iterationStrides(const KernelSignature& signature, const std::vector<int64_
     throw Error("runtime",
                 "kernel " + which() + " should have rank " + std::to_string(dims.size()));
   std::fill(strides, strides + sizes.size(), 0);
+  if (isInput && p < signature.gathered.size() && signature.gathered[p]) {
+    std::copy(tensor.strides().begin(), tensor.strides().end(), strides);
+    return;
+  }
   for (size_t j = 0; j < dims.size(); ++j) {
     bool walks = dims[j] != kNoIterationDim;
     if (walks && tensor.size(j) == sizes[dims[j]])

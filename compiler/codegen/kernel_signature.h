@@ -30,7 +30,16 @@ struct KernelSignature {
   // Symbolic attributes of the group's ops (aten.div.Scalar {other=24*s0}), evaluated with the
   // run's bindings into the kernel's scalar arguments.
   std::vector<SymExpr> scalars;
+  // Per input: read by in-place gathers at computed addresses (codegen/group_analysis.h), so
+  // passed with its own strides, its sizes unchecked against the space (the kernel clamps).
+  std::vector<bool> gathered;
 };
+
+namespace codegen {
+struct GroupAnalysis;
+}
+// The signature of an analysed group: every device's generator describes its kernels this way.
+KernelSignature signatureOf(const codegen::GroupAnalysis& group);
 
 // Throws Error("codegen", ...) when the group is not one generated code supports (see
 // canGenerateCpuKernel).

@@ -464,20 +464,22 @@ private:
   std::vector<int64_t> block_, shape_;
 };
 
-OpInfo indexTensorOp() {
-  OpInfo info = dataOp("aten.index.Tensor", {{"self"}, {"indices", true, true}}, {},
-                       "self[indices...] with integer index tensors (advanced indexing)");
-  info.infer = [](const std::vector<const Type*>& operands, const AttrMap&) {
-    constexpr std::string_view op = "aten.index.Tensor";
-    auto tensors = tensorOperands(operands, op);
+// aten.index.Tensor, and aten._unsafe_index.Tensor: torch's unchecked form, which its
+// decompositions of upsampling produce. Both check every index here and in the library kernel;
+// generated code reads the unchecked form's elements in the kernel that consumes them
+// (compiler/ops/in_place_gather.h), with indices clamped into range.
+OpInfo indexTensorOp(const std::string& name, const std::string& summary) {
+  OpInfo info = dataOp(name, {{"self"}, {"indices", true, true}}, {}, summary);
+  info.infer = [name](const std::vector<const Type*>& operands, const AttrMap&) {
+    auto tensors = tensorOperands(operands, name);
     const TensorType& self = *tensors.at(0);
     const std::vector<const TensorType*> indices(tensors.begin() + 1, tensors.end());
-    return std::vector<Type>{self.withShape(inferIndexedShape(op, self, indices))};
+    return std::vector<Type>{self.withShape(inferIndexedShape(name, self, indices))};
   };
-  info.reference = [](const std::vector<const Tensor*>& inputs, const AttrMap&,
-                      std::vector<Tensor>& outputs) {
+  info.reference = [name](const std::vector<const Tensor*>& inputs, const AttrMap&,
+                          std::vector<Tensor>& outputs) {
     const Tensor& self = *inputs[0];
-    IndexedElements("aten.index.Tensor", self, {inputs.begin() + 1, inputs.end()})
+    IndexedElements(name, self, {inputs.begin() + 1, inputs.end()})
         .forEach(
             [&](int64_t position, int64_t element) { outputs[0].set(position, self.at(element)); });
   };
@@ -760,11 +762,15 @@ OpInfo viewBackwardOp(std::string name, std::string forward, std::vector<AttrSpe
 } // namespace
 
 void registerDataMovementOps(OpRegistry& registry) {
-  for (OpInfo (*make)() :
-       {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp, gatherOp, scatterAddOp,
-        scatterSrcOp, scatterValueOp, indexTensorOp, indexPutOp, embeddingOp,
-        embeddingDenseBackwardOp, constantPadOp, flipOp, repeatOp})
+  for (OpInfo (*make)() : {catOp, stackOp, cloneOp, liftFreshCopyOp, copyOp, indexSelectOp,
+                           gatherOp, scatterAddOp, scatterSrcOp, scatterValueOp, indexPutOp,
+                           embeddingOp, embeddingDenseBackwardOp, constantPadOp, flipOp, repeatOp})
     registry.add(make());
+  registry.add(indexTensorOp("aten.index.Tensor",
+                             "self[indices...] with integer index tensors (advanced indexing)"));
+  registry.add(indexTensorOp("aten._unsafe_index.Tensor",
+                             "self[indices...] with integer index tensors, unchecked in torch "
+                             "(upsampling's decompositions)"));
   registry.add(triangleOp("aten.tril", true));
   registry.add(triangleOp("aten.triu", false));
   registry.add(viewBackwardOp("aten.slice_backward", "aten.slice.Tensor",

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "compiler/ir/error.h"
+#include "compiler/ops/in_place_gather.h"
 #include "compiler/ops/op_registry.h"
 
 namespace loupe {
@@ -83,7 +84,11 @@ private:
 bool isFusablePointwise(const Node& node) {
   if (node.op() == "loupe.fused") {
     const Attribute* kind = node.attrs().find("kind");
-    return kind && *kind == Attribute(std::string("pointwise"));
+    if (!kind || *kind != Attribute(std::string("pointwise"))) return false;
+    // A group that gathers stays pointwise: generated reductions do not read gathers.
+    const auto& inner = node.body()->nodes();
+    return std::none_of(inner.begin(), inner.end(),
+                        [](const Node* member) { return isInPlaceGather(*member); });
   }
   const OpInfo* info = OpRegistry::global().find(node.op());
   return info && info->kind == OpKind::Elementwise && info->emitScalar && node.numResults() == 1 &&

@@ -21,7 +21,8 @@
 namespace loupe {
 
 // An Elementwise op with a scalar expression for generated code and one tensor result, or a
-// fused group of kind "pointwise": what a pointwise group may hold.
+// fused group of kind "pointwise" without gathers: what any fused group may hold. (A pointwise
+// group may also hold in-place gathers, compiler/ops/in_place_gather.h.)
 bool isFusablePointwise(const Node& node);
 
 class FusionPartition {

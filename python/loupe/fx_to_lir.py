@@ -486,12 +486,13 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
     ]
 
 
-# Ops run as a registered op with the same argument names and results. Unchecked index ops
-# (upsampling decomposes to _unsafe_index) run as the checked ones: an index out of range is then
-# an error instead of undefined behaviour. A number raised to a tensor (ALiBi's 2 ** -slopes) is
-# pow.Tensor_Tensor with the number as a 0-d tensor (_Converter._number_operand).
+# Ops run as a registered op with the same argument names and results. The unchecked index_put
+# runs as the checked one: an index out of range is then an error instead of undefined
+# behaviour. (_unsafe_index, which upsampling decomposes to, is registered: generated kernels
+# read it where it is consumed, compiler/ops/in_place_gather.h.) A number raised to a tensor
+# (ALiBi's 2 ** -slopes) is pow.Tensor_Tensor with the number as a 0-d tensor
+# (_Converter._number_operand).
 _EQUIVALENT_FORMS = {
-    torch.ops.aten._unsafe_index.Tensor: torch.ops.aten.index.Tensor,
     torch.ops.aten._unsafe_index_put.default: torch.ops.aten.index_put.default,
     torch.ops.aten.pow.Scalar: torch.ops.aten.pow.Tensor_Tensor,
 }

@@ -7,6 +7,7 @@ float64 eager forward and backward.
 """
 
 import copy
+import json
 
 import pytest
 import torch
@@ -206,27 +207,64 @@ def test_training_dropout_zeroes_about_p_and_scales_the_rest(trace_path):
 
 
 class Upsampling(nn.Module):
-    def __init__(self, mode):
+    def __init__(self, mode, align_corners=False):
         super().__init__()
         self.mode = mode
+        self.align_corners = align_corners
         self.conv = nn.Conv2d(4, 4, 3, padding=1)
 
     def forward(self, x):
-        align = None if self.mode == "nearest" else False
+        align = None if self.mode == "nearest" else self.align_corners
         up = nn.functional.interpolate(x, scale_factor=2, mode=self.mode, align_corners=align)
         return self.conv(up)
 
 
-@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
-def test_upsampling_gathers_and_scatters_on_library_kernels(trace_path, mode):
-    """Upsampling decomposes to advanced indexing: the forward gathers (aten.index.Tensor),
-    the backward adds the gradient back through the same indices (aten.index_put)."""
+def gathers_read_in_generated_kernels(trace_path):
+    """How many gathers the trace's generated kernels read where they are consumed."""
+    rows = query(trace_path, "SELECT fused_nodes FROM kernels WHERE kind = 'generated'")
+    return sum(json.loads(nodes).count("aten._unsafe_index.Tensor") for (nodes,) in rows)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_upsampling_gathers_where_consumed_and_scatters_on_library_kernels(
+    trace_path, mode, align_corners
+):
+    """Upsampling decomposes to unchecked advanced indexing (_unsafe_index): bilinear's and
+    bicubic's neighbours are read by the generated kernel that weights them, nearest's lone
+    gather (a convolution reads it) runs on the gather library kernel; the backward adds the
+    gradient back through the same indices (aten.index_put)."""
+    if mode == "nearest" and align_corners:
+        pytest.skip("nearest upsampling takes no align_corners")
     torch.manual_seed(0)
-    model = Upsampling(mode)
+    model = Upsampling(mode, align_corners)
     x = torch.randn(2, 4, 5, 7)
     assert_matches_float64_eager(model, x, trace_path)
     assert_compiled_without_fallback(trace_path)
-    assert {"aten.index.Tensor", "aten.index_put"} <= library_ops(trace_path)
+    assert "aten.index_put" in library_ops(trace_path)
+    if mode == "nearest":
+        assert "aten._unsafe_index.Tensor" in library_ops(trace_path)
+        assert gathers_read_in_generated_kernels(trace_path) == 0
+    else:
+        assert "aten._unsafe_index.Tensor" not in library_ops(trace_path)
+        assert gathers_read_in_generated_kernels(trace_path) >= (4 if mode == "bilinear" else 16)
+
+
+def test_a_checked_index_keeps_its_library_kernel_and_raises_out_of_range(trace_path):
+    """x[:, idx] in the user's code is the checked gather: never read by generated code, whose
+    kernels cannot raise, so an index out of range is an error as in eager."""
+
+    def pick(x, idx):
+        return torch.relu(x[:, idx]) * 2
+
+    compiled = torch.compile(pick, backend="loupe", options={"trace": trace_path, "strict": True})
+    x = torch.randn(3, 6)
+    idx = torch.tensor([5, 0, -1, 2])
+    torch.testing.assert_close(compiled(x, idx), pick(x, idx))
+    assert "aten.index.Tensor" in library_ops(trace_path)
+    assert gathers_read_in_generated_kernels(trace_path) == 0
+    with pytest.raises(Exception, match="out of bounds"):
+        compiled(x, torch.tensor([6, 0, 1, 2]))
 
 
 ACTIVATIONS = [

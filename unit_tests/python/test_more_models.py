@@ -123,14 +123,20 @@ def test_dropout_drawn_with_torch_rng_matches_eager(trace_path):
 def test_segformer_compiles_backward_through_permuted_convolutions(trace_path):
     """SegFormer's convolutions take permuted (channels-last) inputs, whose gradients torch
     allocates row-major; its decoder upsamples bilinearly, which torch decomposes to
-    _unsafe_index (run as the checked index.Tensor, index_put in the backward)."""
+    _unsafe_index gathers (read by the generated kernel that weights them; index_put in the
+    backward)."""
     model = transformer_models.build("segformer", dropout=False, attention=None).eval()
     inputs = transformer_models.make_inputs("segformer", 2, mask=False)
     assert_matches_eager(model, inputs, trace_path)
     assert_compiled_without_fallback(trace_path)
-    assert {"aten.convolution_backward", "aten.index.Tensor", "aten.index_put"} <= compiled_ops(
-        trace_path
+    ops = compiled_ops(trace_path)
+    assert {"aten.convolution_backward", "aten._unsafe_index.Tensor", "aten.index_put"} <= ops
+    gathering = query(
+        trace_path,
+        "SELECT name FROM kernels WHERE kind = 'generated' "
+        "AND fused_nodes LIKE '%aten._unsafe_index.Tensor%'",
     )
+    assert gathering
 
 
 def test_mobilenet_relu6_backward_is_decomposed_not_left_to_the_fallback(trace_path):

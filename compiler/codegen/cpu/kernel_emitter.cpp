@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "compiler/codegen/cpu/kernel_prelude.h"
+#include "compiler/codegen/gather_load.h"
 #include "compiler/codegen/scalar_expression.h"
+#include "compiler/ops/in_place_gather.h"
 #include "compiler/ops/pointwise.h"
 
 namespace loupe::cpu_codegen {
@@ -145,16 +147,30 @@ private:
         continue;
       if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
         continue;
-      DType compute = opComputeDType(*node);
-      std::vector<std::string> args;
-      for (const Value* operand : node->operands())
-        args.push_back(operandAs(operand, compute));
-      std::string expr = scalarExpression(*node, args, group_.scalars, registry_);
+      std::string expr = isInPlaceGather(*node) ? gather(*node) : computed(*node);
       std::string name = "v" + std::to_string(counter_++);
       std::string type = computeType(node->result()->tensorType().dtype);
       line("const " + type + " " + name + " = static_cast<" + type + ">(" + expr + ");");
       names_[node->result()] = name;
     }
+  }
+
+  std::string computed(const Node& node) {
+    DType compute = opComputeDType(node);
+    std::vector<std::string> args;
+    for (const Value* operand : node.operands())
+      args.push_back(operandAs(operand, compute));
+    return scalarExpression(node, args, group_.scalars, registry_);
+  }
+
+  // An in-place gather reads its input at the address its indices give (gather_load.h).
+  std::string gather(const Node& node) {
+    std::vector<std::string> indices;
+    for (size_t k = *inPlaceGatherFirstDim(node) + 1; k < node.numOperands(); ++k)
+      indices.push_back(names_.at(node.operand(k)));
+    return gatherLoad(node, group_, indices, [](size_t p, size_t d) {
+      return "s" + std::to_string(p) + "[" + std::to_string(d) + "]";
+    });
   }
 
   // Stores the outputs (of `space` only, in a reduction group).

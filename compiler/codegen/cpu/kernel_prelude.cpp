@@ -135,6 +135,12 @@ static inline float loupe_fma(float a, float b, float c) { return __builtin_fmaf
 static inline double loupe_fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 static inline float loupe_abs(float x) { return __builtin_fabsf(x); }
 static inline double loupe_abs(double x) { return __builtin_fabs(x); }
+// An in-place gather's index (compiler/codegen/gather_load.h): a negative one counted from
+// the end, then clamped into [0, size) so that no read leaves the gathered input.
+static inline int64_t loupe_gather_index(int64_t index, int64_t size) {
+  index = index < 0 ? index + size : index;
+  return index < 0 ? 0 : (index >= size ? size - 1 : index);
+}
 // Integers (and bool) as std::abs has them: promoted to int at least.
 template <typename T>
 static inline auto loupe_abs(T x) { return x < 0 ? -x : +x; }

@@ -532,12 +532,18 @@ std::optional<CpuLibraryKernel> findFillKernel(const Node& node) {
   return std::nullopt;
 }
 
+// The checked gather and torch's unchecked form, which this kernel checks too.
+bool isGatherOp(const std::string& op) {
+  return op == "aten.index.Tensor" || op == "aten._unsafe_index.Tensor";
+}
+
 // Advanced indexing (library/advanced_indexing.h): a gather or a write of elements, in any
 // dtype; index_put's accumulate adds, in the dtypes that have a sum here.
 std::optional<CpuLibraryKernel> findIndexingKernel(const Node& node, std::string* whyNot) {
-  const char* whyNotGenerated = "an indexed gather or scatter is not a kernel the code generator "
-                                "handles";
-  if (node.op() == "aten.index.Tensor")
+  const char* whyNotGenerated = "the code generator reads gathers only inside the pointwise "
+                                "kernel that consumes them (an in-place _unsafe_index), and "
+                                "writes no scatter";
+  if (isGatherOp(node.op()))
     return CpuLibraryKernel{"gather",
                             "offset tables from the index tensors, then runs of "
                             "elements copied in the tensor's own dtype",
@@ -568,7 +574,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
   };
   const std::string& op = node.op();
   if (isCopyOp(op)) return findCopyKernel(node, whyNot);
-  if (op == "aten.index.Tensor" || op == "aten.index_put") return findIndexingKernel(node, whyNot);
+  if (isGatherOp(op) || op == "aten.index_put") return findIndexingKernel(node, whyNot);
   if (auto fill = findFillKernel(node)) return fill;
   const FloatKernel* kernel = findFloatKernel(op);
   if (!kernel) return no("no library kernel for " + op);
@@ -685,7 +691,7 @@ void runCpuLibraryKernel(const Node& node, const AttrMap& attrs,
     concatenate(inputs, attrs, outputs[0]);
     return;
   }
-  if (op == "aten.index.Tensor") {
+  if (isGatherOp(op)) {
     indexGather(inputs, outputs[0]);
     return;
   }

@@ -26,6 +26,12 @@ std::string dimList(const std::vector<size_t>& dims) {
 
 std::string strategyOf(const CudaKernelLayout& layout) {
   size_t rank = layout.signature.iterationShape.size();
+  bool gathers = std::find(layout.signature.gathered.begin(), layout.signature.gathered.end(),
+                           true) != layout.signature.gathered.end();
+  if (!layout.reduction && gathers)
+    return "pointwise over " + std::to_string(rank) +
+           "-d space with gathered inputs: a strided grid-stride loop, one element per thread "
+           "(a gather's address needs every loop index)";
   if (!layout.reduction)
     return "pointwise over " + std::to_string(rank) +
            "-d space: " + std::to_string(layout.vectorWidth) +

@@ -12,7 +12,9 @@
 
 #include "compiler/codegen/cuda/cuda_kernel_layout.h"
 #include "compiler/codegen/cuda/cuda_prelude.h"
+#include "compiler/codegen/gather_load.h"
 #include "compiler/codegen/scalar_expression.h"
+#include "compiler/ops/in_place_gather.h"
 
 namespace loupe::cuda_codegen {
 
@@ -206,19 +208,34 @@ private:
         continue;
       if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
         continue;
-      if (!std::all_of(node->operands().begin(), node->operands().end(),
+      std::optional<size_t> gathered = inPlaceGatherFirstDim(*node);
+      // A gather's input is addressed, not named: its indices are what it reads.
+      auto firstRead = node->operands().begin() + (gathered ? *gathered + 1 : 0);
+      if (!std::all_of(firstRead, node->operands().end(),
                        [&](const Value* operand) { return names_.count(operand) > 0; }))
         continue;
-      DType compute = opComputeDType(*node);
-      std::vector<std::string> args;
-      for (const Value* operand : node->operands())
-        args.push_back(operandAs(operand, compute));
-      std::string expr = scalarExpression(*node, args, group_.scalars, registry_);
+      std::string expr = gathered ? gather(*node) : computed(*node);
       std::string name = "v" + std::to_string(counter_++);
       std::string type = computeType(node->result()->tensorType().dtype);
       line("const " + type + " " + name + " = static_cast<" + type + ">(" + expr + ");");
       names_[node->result()] = name;
     }
+  }
+
+  std::string computed(const Node& node) const {
+    DType compute = opComputeDType(node);
+    std::vector<std::string> args;
+    for (const Value* operand : node.operands())
+      args.push_back(operandAs(operand, compute));
+    return scalarExpression(node, args, group_.scalars, registry_);
+  }
+
+  // An in-place gather reads its input at the address its indices give (gather_load.h).
+  std::string gather(const Node& node) const {
+    std::vector<std::string> indices;
+    for (size_t k = *inPlaceGatherFirstDim(node) + 1; k < node.numOperands(); ++k)
+      indices.push_back(names_.at(node.operand(k)));
+    return gatherLoad(node, group_, indices, [](size_t p, size_t d) { return stride(p, d); });
   }
 
   // Stores the outputs (of `space` only, in a reduction group).

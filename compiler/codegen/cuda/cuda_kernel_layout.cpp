@@ -105,12 +105,11 @@ bool differsByRow(const GroupAnalysis& group, const Value* input) {
 
 CudaKernelLayout layoutOf(const GroupAnalysis& group) {
   CudaKernelLayout layout;
-  layout.signature = KernelSignature{group.iterationShape, {}, group.scalars};
+  layout.signature = signatureOf(group);
   layout.numInputs = group.inputs.size();
   std::vector<const Value*> operands(group.inputs.begin(), group.inputs.end());
   operands.insert(operands.end(), group.outputs.begin(), group.outputs.end());
   for (const Value* value : operands) {
-    layout.signature.operandDims.push_back(codegen::operandDims(group, value));
     layout.dtypes.push_back(value->tensorType().dtype);
     auto found = group.space.find(value);
     layout.walksReducedDims.push_back(!group.reduction ||
@@ -140,7 +139,10 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
     layout.splitColumns = innermostKept(group);
     return layout;
   }
-  if (!group.iterationShape.empty()) layout.entries.push_back(CudaEntryRole::PointwiseVectorised);
+  // The vectorised entry walks elements by a linear index alone; a gather's address needs the
+  // loop indices.
+  if (!group.iterationShape.empty() && group.gathers.empty())
+    layout.entries.push_back(CudaEntryRole::PointwiseVectorised);
   layout.entries.push_back(CudaEntryRole::Pointwise);
   return layout;
 }

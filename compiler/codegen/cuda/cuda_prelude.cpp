@@ -62,6 +62,12 @@ __device__ __forceinline__ float loupe_fma(float a, float b, float c) { return f
 __device__ __forceinline__ double loupe_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ float loupe_abs(float x) { return fabsf(x); }
 __device__ __forceinline__ double loupe_abs(double x) { return fabs(x); }
+// An in-place gather's index (compiler/codegen/gather_load.h): a negative one counted from
+// the end, then clamped into [0, size) so that no read leaves the gathered input.
+__device__ __forceinline__ int64_t loupe_gather_index(int64_t index, int64_t size) {
+  index = index < 0 ? index + size : index;
+  return index < 0 ? 0 : (index >= size ? size - 1 : index);
+}
 // Integers (and bool) as std::abs has them: promoted to int at least.
 template <typename T>
 __device__ __forceinline__ auto loupe_abs(T x) { return x < 0 ? -x : +x; }

@@ -544,6 +544,30 @@ def test_embedding_is_the_row_gather_kernel(trace_path, dtype, width):
     assert rows and all("cuda:row-gather" in summary for _, summary in rows), rows
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_upsampling_gathers_are_read_by_the_generated_kernel_that_weights_them(trace_path, mode):
+    """Upsampling's _unsafe_index gathers join the generated kernel of their weighted sum (its
+    strided entry) and read a channels-last input through its own strides; the result within
+    float64 eager's tolerance, no gather left to another kernel."""
+
+    def f(x):
+        up = F.interpolate(x, scale_factor=2, mode=mode, align_corners=False)
+        return torch.tanh(up) * 2
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(2, 3, 9, 11, device="cuda").to(memory_format=torch.channels_last)
+    eager, reference = run_three_ways(f, (x,))
+    assert_close_to_reference(compiled(x), eager, reference)
+    kernels = query(trace_path, "SELECT kind, op_summary, fused_nodes FROM kernels")
+    assert any(
+        kind == "generated" and "aten._unsafe_index.Tensor" in (nodes or "")
+        for kind, _, nodes in kernels
+    ), kernels
+    assert not any(
+        kind != "generated" and "_unsafe_index" in summary for kind, summary, _ in kernels
+    ), kernels
+
+
 def test_factory_ops_of_one_value_are_memsets(trace_path):
     def f(x):
         # zeros in f32, ones in bf16, zeros in f64 (two 4-byte words each), a bool mask, and

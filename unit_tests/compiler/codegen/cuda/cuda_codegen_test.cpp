@@ -112,6 +112,28 @@ graph @g(%x: f64[16,8]) -> (f64[1,8]) {
   EXPECT_NE(kernel.strategy.find("one thread per output"), std::string::npos);
 }
 
+// Gathers read in the kernel that consumes them: the strided entry alone (a gather's address
+// needs the loop indices), each neighbour read at its clamped indices through the gathered
+// input's own strides, its symbolic height a run-time scalar.
+TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
+  auto graph = testing::fusedGraph(testing::kBilinearUpsamplingGraph);
+  const Node* fused = nullptr;
+  for (const Node* node : graph->nodes())
+    if (node->op() == "loupe.fused") fused = node;
+  ASSERT_NE(fused, nullptr);
+  GeneratedCudaKernel kernel = generateCudaKernel(*fused, "k1");
+  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1"}));
+  size_t gathers = 0;
+  for (size_t at = kernel.source.find("loupe_gather_index(static_cast<int64_t>(");
+       at != std::string::npos;
+       at = kernel.source.find("loupe_gather_index(static_cast<int64_t>(", at + 1))
+    ++gathers;
+  EXPECT_EQ(gathers, 8u) << kernel.source; // two indices for each of four neighbours
+  EXPECT_NE(kernel.source.find("static_cast<int64_t>(sym0)"), std::string::npos);
+  CudaKernelLayout layout = describeCudaKernel(*fused);
+  EXPECT_EQ(layout.signature.gathered.front(), true);
+}
+
 TEST(CudaCodegen, RefusesWhatItCannotGenerateWithAReason) {
   auto graph = parseGraph(R"(
 graph @g(%a: f32[4,8], %b: f32[8,4]) -> (f32[4,4]) {

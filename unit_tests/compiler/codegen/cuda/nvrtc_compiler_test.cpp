@@ -173,6 +173,9 @@ graph @split_reductions(%x: f32[s0,s1], %b: bf16[s0,s1]) -> (f32[s0], f32[s0], f
   %bcolumns = aten.sum.dim_IntList(%b) {dim=[0], keepdim=false} : bf16[s1]
   return %sum, %mean, %max, %norm, %bsum, %bcolumns
 })");
+  // Bilinear upsampling as torch decomposes it: four gathers read where their weighted sum is
+  // computed (a symbolic gathered size, i32 indices).
+  graphs.push_back(testing::kBilinearUpsamplingGraph);
   return graphs;
 }
 

@@ -1,0 +1,22 @@
+// The element an in-place gather (compiler/ops/in_place_gather.h) reads, as C++ for a kernel
+// body, which every device's generator spells the same way: the gathered input p<k> at the loop
+// indices i<d> for the dims before the first indexed one, and at each index tensor's value for
+// the rest, a negative index counted from the end and any index clamped into its dim
+// (loupe_gather_index, in both kernel preludes), so a kernel never reads outside the input.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/group_analysis.h"
+
+namespace loupe::codegen {
+
+// `indexNames`: the computed names of the gather's index operands (operands 1.., those of the
+// indexed dims); `stride(p, d)`: the kernel's text for operand p's stride along dim d.
+std::string gatherLoad(const Node& gather, const GroupAnalysis& group,
+                       const std::vector<std::string>& indexNames,
+                       const std::function<std::string(size_t, size_t)>& stride);
+
+} // namespace loupe::codegen
