@@ -256,9 +256,10 @@ def test_bf16_batch_norm_training_updates_its_buffers_like_eager(trace_path):
 @pytest.mark.parametrize("form", ["bf16", "f16", "autocast"])
 def test_reduced_float_matmuls_run_on_library_kernels_and_match_float64(trace_path, form):
     """A bf16 or f16 MLP, and an f32 one under CPU autocast to bf16 (its linears become bf16
-    matmuls): the products run on the BLAS kernels through f32 (they ran the reference loop in
-    double, hundreds of times eager's time), within the dtype's rounding of float64, forward and
-    backward."""
+    matmuls): the products run on library kernels (they ran the reference loop in double,
+    hundreds of times eager's time): bf16 ones on oneDNN's bf16 matmul where the build and the
+    CPU have it, else (and f16 ones) on BLAS through f32; within the dtype's rounding of
+    float64, forward and backward."""
     torch.manual_seed(0)
     dtype = torch.float16 if form == "f16" else torch.bfloat16
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
@@ -280,7 +281,8 @@ def test_reduced_float_matmuls_run_on_library_kernels_and_match_float64(trace_pa
         torch.testing.assert_close(got.grad.double(), expected.grad, rtol=0.1, atol=0.1)
     kernels = [op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")]
     products = [op for op in kernels if op.startswith(("aten.mm ", "aten.addmm "))]
-    assert products and all(op.endswith(" via f32") for op in products), kernels
+    kernels_for_dtype = (" via f32",) if form == "f16" else (" via f32", " via onednn:matmul:bf16")
+    assert products and all(op.endswith(kernels_for_dtype) for op in products), kernels
     assert not [op for op in kernels if "reference:" in op and "constant" not in op], kernels
 
 

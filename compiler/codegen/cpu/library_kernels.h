@@ -43,6 +43,10 @@ inline bool hasCpuLibraryKernel(const Node& node, std::string* whyNot) {
 // (library/onednn_convolution.h); without it they are im2col+gemm.
 bool cpuLibraryHasOneDnn();
 
+// Whether bf16 products (mm, bmm, addmm) run on oneDNN's bf16 matmul here: the build has oneDNN
+// and oneDNN has its own bf16 kernels for this CPU (library/onednn_matmul.h); else through f32.
+bool cpuLibraryHasBf16Matmul();
+
 // How many threads library kernels may use from now on (the OpenMP threads a BLAS product is
 // split across, library/parallel_gemm.h); 0 leaves the setting as it is. An embedder passes its
 // own setting (torch.get_num_threads()) so that Loupe's gemms do not wake threads the caller did

@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "compiler/codegen/cpu/library/onednn_common.h"
 #include "compiler/codegen/cpu/library/parallel_gemm.h"
 #include "compiler/codegen/cpu/library/scratch.h"
 #include "compiler/ir/error.h"
@@ -20,14 +21,10 @@ namespace loupe::library {
 
 namespace {
 
+using namespace onednn;
 using dnnl::memory;
 using Dims = memory::dims;
 constexpr memory::data_type kF32 = memory::data_type::f32;
-
-const dnnl::engine& cpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 // A tensor as oneDNN reads it in place: its dims and strides. A broadcast (zero-stride) dim is
 // packed first, as oneDNN wants every dim laid out.
@@ -72,13 +69,6 @@ struct Window {
                                  (g.outW - 1) * g.stride[1] + (g.kw - 1) * g.dilation[1] + 1 -
                                      g.width - g.padding[1]} {}
 };
-
-dnnl::primitive_attr userScratchpad() {
-  dnnl::primitive_attr
-      attr; // the primitive's workspace is a Scratch, which the memory meter counts
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
 
 // One operand of a primitive: the caller's layout, the primitive's, and the reorder between them
 // (into the primitive's for an input, out of it for a result), absent where the two agree.
@@ -146,44 +136,6 @@ private:
   dnnl::stream stream_;
   std::deque<Scratch<uint8_t>> buffers_;
   std::vector<Pending> pending_;
-};
-
-// oneDNN's parallel regions take the calling thread's OpenMP setting, which oneDNN also reads
-// when it creates a primitive (the plans below are kept per thread count). A call runs on
-// gemmThreads() threads, as a BLAS product does, and leaves the caller's setting as it was.
-class ThreadScope {
-public:
-  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()), threads_(threads) {
-    if (threads_ != saved_) omp_set_num_threads(threads_);
-  }
-  ~ThreadScope() {
-    if (threads_ != saved_) omp_set_num_threads(saved_);
-  }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
-private:
-  int saved_, threads_;
-};
-
-// Primitives are made once per geometry, layouts and thread count (creating one costs more than
-// running a small one) and kept for the process; a full cache starts over.
-template <typename Plan>
-class PlanCache {
-public:
-  template <typename Make>
-  std::shared_ptr<const Plan> get(const Dims& key, Make make) {
-    std::lock_guard lock(mutex_);
-    auto found = plans_.find(key);
-    if (found != plans_.end()) return found->second;
-    if (plans_.size() >= kMaxPlans) plans_.clear();
-    return plans_[key] = std::make_shared<const Plan>(make());
-  }
-
-private:
-  static constexpr size_t kMaxPlans = 256;
-  std::mutex mutex_;
-  std::map<Dims, std::shared_ptr<const Plan>> plans_;
 };
 
 // What identifies a plan: the direction, the threads, the window and every operand's layout.
