@@ -1,8 +1,8 @@
 // algebraic-simplification: removes operations that provably do nothing: x*1, x+0, x-0, x/1,
 // neg(neg(x)), a permute/transpose pair that composes to the identity, a view of a view
 // (composed into one), a view/expand/conversion to what the value already is, alias and detach,
-// a clone of a value nothing mutates, and an exact widening conversion that an arithmetic op's
-// type promotion makes anyway.
+// a clone of a value nothing mutates, an exact widening conversion that an arithmetic op's
+// type promotion makes anyway, and an expand an elementwise op's own broadcasting makes anyway.
 //
 // Every rule is exact in IEEE arithmetic (x+0 may turn a -0.0 result into +0.0, which compares
 // equal) and is only applied when the replacement has exactly the type of the result it
@@ -163,6 +163,24 @@ std::optional<Rewrite> promotedConversion(Node& n) {
   return std::nullopt;
 }
 
+// elementwise(expand(x), ...) → elementwise(x, ...): an elementwise op broadcasts its operands
+// as expand does (right-aligned), so where the result keeps its shape (keepsType) the op reads x
+// itself; a fused kernel then reads one value per row from x instead of a zero-stride view of
+// the full shape, which its contiguous fast path does not take (a cross-entropy backward's
+// label-smoothing term: the whole row kernel ran strided, 8x slower).
+std::optional<Rewrite> broadcastReadInPlace(Node& n) {
+  const OpInfo* info = registeredOp(n);
+  if (!info || info->kind != OpKind::Elementwise) return std::nullopt;
+  for (size_t i = 0; i < n.numOperands(); ++i) {
+    Value* operand = n.operand(i);
+    Node* expand = operand ? operand->definingNode() : nullptr;
+    if (expand && isRewritable(*expand) && expand->op() == "aten.expand" &&
+        expand->operand(0)->type().isTensor())
+      return Rewrite{.newInput = expand->operand(0), .operand = i};
+  }
+  return std::nullopt;
+}
+
 std::optional<Rewrite> sameTypeNoOp(Node& n) {
   return replaceBy(n.operand(0));
 }
@@ -178,8 +196,8 @@ std::optional<Rewrite> unmutatedCopy(Node& n) {
 }
 
 struct RuleEntry {
-  std::string_view name; // the decision kind
-  std::vector<std::string_view> ops;
+  std::string_view name;             // the decision kind
+  std::vector<std::string_view> ops; // empty: any op (the rule checks what it takes)
   Rule rule;
   std::source_location where; // the row: what a decision names as the rule that made it
 };
@@ -209,6 +227,7 @@ const std::vector<RuleEntry>& rules() {
           {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor"},
           promotedConversion),
       row("unmutated-copy", {"aten.clone", "aten._to_copy"}, unmutatedCopy),
+      row("broadcast-read-in-place", {}, broadcastReadInPlace),
   };
   return table;
 }
@@ -230,7 +249,9 @@ enum class Outcome { None, Rewired, Replaced, Refused };
 
 Outcome applyFirstRule(Graph& graph, Node& n, PassContext& ctx) {
   for (const RuleEntry& entry : rules()) {
-    if (std::find(entry.ops.begin(), entry.ops.end(), n.op()) == entry.ops.end()) continue;
+    if (!entry.ops.empty() &&
+        std::find(entry.ops.begin(), entry.ops.end(), n.op()) == entry.ops.end())
+      continue;
     std::optional<Rewrite> rewrite = entry.rule(n);
     if (!rewrite || !keepsType(n, *rewrite)) continue;
     auto describe = [&] {

@@ -230,6 +230,15 @@ std::vector<Value*> decomposeSoftmaxBackward(Node& node, const std::vector<Value
   return {b.op("aten.sub.Tensor", {gy, b.op("aten.mul.Tensor", {y, sum})})};
 }
 
+// grad_input = g - exp(y) * sum(g, dim), y being log(softmax(x)): a classifier's cross-entropy
+// backward, one row kernel with the sum.
+std::vector<Value*> decomposeLogSoftmaxBackward(Node& node, const std::vector<Value*>& operands,
+                                                GraphBuilder& b) {
+  Value *g = operands[0], *y = operands[1];
+  Value* sum = b.op("aten.sum.dim_IntList", {g}, keepDims({node.attrs().getDim("dim")}));
+  return {b.op("aten.sub.Tensor", {g, b.op("aten.mul.Tensor", {b.op("aten.exp", {y}), sum})})};
+}
+
 void registerSoftmaxOps(OpRegistry& registry) {
   for (bool log : {false, true}) {
     std::string name = log ? "aten._log_softmax" : "aten._softmax";
@@ -253,7 +262,7 @@ void registerSoftmaxOps(OpRegistry& registry) {
       return inferSoftmaxBackward(backwardName, operands, attrs);
     };
     backward.reference = softmaxBackwardReference(log);
-    if (!log) backward.decompose = inMathDType(decomposeSoftmaxBackward);
+    backward.decompose = inMathDType(log ? decomposeLogSoftmaxBackward : decomposeSoftmaxBackward);
     registry.add(std::move(backward));
   }
 }
