@@ -180,6 +180,36 @@ class Decoder(nn.Module):
         return torch.tanh(self.norm(self.conv(y)))
 
 
+class GruSteps(nn.Module):
+    """A GRU cell stepped over a sequence in Python (a decoder loop, a small RNN model): every
+    step in the graph, small matmuls and the gates' sigmoid and tanh."""
+
+    def __init__(self, width=256):
+        super().__init__()
+        self.cell = nn.GRUCell(width, width)
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], x.shape[2], dtype=x.dtype)
+        for t in range(x.shape[1]):
+            h = self.cell(x[:, t], h)
+        return h
+
+
+class Classifier(nn.Module):
+    """A classifier's head and its loss, as a training loop computes it: cross entropy with label
+    smoothing over 5000 classes (log_softmax, nll_loss and their backward)."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(256, 1024)
+        self.logits = nn.Linear(1024, 5000)
+        self.register_buffer("target", torch.randint(0, 5000, (64,)))
+
+    def forward(self, x):
+        scores = self.logits(F.gelu(self.hidden(x)))
+        return F.cross_entropy(scores, self.target, label_smoothing=0.1)
+
+
 class LastHidden(nn.Module):
     def __init__(self, model):
         super().__init__()
@@ -229,6 +259,8 @@ MODELS = {
     "t5_encoder": t5_encoder,
     "audio": lambda: (AudioFrontEnd(), (torch.randn(8, 1, 16000),)),
     "decoder": lambda: (Decoder(), (torch.randn(8, 64, 32, 32),)),
+    "gru": lambda: (GruSteps(), (torch.randn(32, 16, 256),)),
+    "classifier": lambda: (Classifier(), (torch.randn(64, 256),)),
 }
 INFERENCE_ONLY = {"math_chain"}
 

@@ -486,13 +486,18 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
     ]
 
 
-# Ops run as a registered op with the same argument names and results. The unchecked index_put
+# Ops run as a registered op with the same argument names and results. unsafe_split and
+# unsafe_split_with_sizes are the splits (views in torch too, whose schema only omits it). The
+# unchecked index_put
 # runs as the checked one: an index out of range is then an error instead of undefined
 # behaviour. (_unsafe_index, which upsampling decomposes to, is registered: generated kernels
 # read it where it is consumed, compiler/ops/in_place_gather.h.) A number raised to a tensor
 # (ALiBi's 2 ** -slopes) is pow.Tensor_Tensor with the number as a 0-d tensor
 # (_Converter._number_operand).
 _EQUIVALENT_FORMS = {
+    # Views whose schema does not say they alias (RNN cells chunk their gates with them).
+    torch.ops.aten.unsafe_split.Tensor: torch.ops.aten.split.Tensor,
+    torch.ops.aten.unsafe_split_with_sizes.default: torch.ops.aten.split_with_sizes.default,
     torch.ops.aten._unsafe_index_put.default: torch.ops.aten.index_put.default,
     torch.ops.aten.pow.Scalar: torch.ops.aten.pow.Tensor_Tensor,
 }

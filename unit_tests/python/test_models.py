@@ -303,3 +303,67 @@ def test_inference_cnn_fuses_batch_norm_pools_maxima_only_and_matches_eager(trac
     assert len(normalised) == 2, groups  # both batch norms, each with its ReLU
     # Nothing reads max pooling's indices in inference: its kernel writes the maxima alone.
     assert any("max-pool-values:f32" in op for op, _ in kernels), kernels
+
+
+class UnrolledGru(torch.nn.Module):
+    """A GRU cell stepped over a sequence in Python: the graph holds every step, and each step
+    chunks its gates with unsafe_split (torch's views without alias information)."""
+
+    def __init__(self, width=32):
+        super().__init__()
+        self.cell = torch.nn.GRUCell(width, width)
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], x.shape[2], dtype=x.dtype)
+        for t in range(x.shape[1]):
+            h = self.cell(x[:, t], h)
+        return h
+
+
+def test_an_unrolled_gru_cell_compiles_and_matches_float64(trace_path):
+    torch.manual_seed(0)
+    model = UnrolledGru()
+    x = torch.randn(4, 6, 32)
+    compiled = torch.compile(
+        copy.deepcopy(model), backend="loupe", options={"trace": trace_path, "strict": True}
+    )
+    y, grads = forward_backward(compiled, [x])
+    reference, reference_inputs = in_float64(model, [x])
+    y_ref, grads_ref = forward_backward(reference, reference_inputs)
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-5)
+    for got, expected in zip(grads, grads_ref):
+        torch.testing.assert_close(got, expected.float(), rtol=1e-4, atol=1e-4)
+    statuses = query(trace_path, "SELECT status FROM compiles")
+    assert len(statuses) == 2 and all(status == "ok" for (status,) in statuses), statuses
+
+
+def test_cross_entropy_backward_is_a_generated_row_kernel(trace_path):
+    """A classifier's loss, cross entropy with label smoothing: log_softmax's backward becomes a
+    row kernel with the sum it needs (it ran the reference loop), which reads the smoothing term
+    one value per row, not through its expanded view (broadcast-read-in-place); the loss and
+    the gradients match float64."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 300)
+    x, target = torch.randn(8, 16), torch.randint(0, 300, (8,))
+
+    def loss(m, x):
+        return torch.nn.functional.cross_entropy(m(x), target, label_smoothing=0.1)
+
+    compiled = torch.compile(
+        lambda x: loss(model, x), backend="loupe", options={"trace": trace_path}
+    )
+    value = compiled(x)
+    value.backward()
+    reference = copy.deepcopy(model).double()
+    expected = loss(reference, x.double())
+    expected.backward()
+    torch.testing.assert_close(value.double(), expected, rtol=1e-5, atol=1e-6)
+    for got, want in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad.double(), want.grad, rtol=1e-4, atol=1e-6)
+    summaries = [s for (s,) in query(trace_path, "SELECT op_summary FROM kernels")]
+    assert not [s for s in summaries if "softmax_backward" in s], summaries
+    applied = query(
+        trace_path,
+        "SELECT COUNT(*) FROM decisions WHERE kind = 'broadcast-read-in-place' AND applied = 1",
+    )
+    assert applied[0][0] >= 1
