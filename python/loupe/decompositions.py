@@ -49,6 +49,12 @@ _DECOMPOSED = (
     # and update): pointwise ops that fuse with the rest of the step.
     "lerp",
     "addcdiv",
+    # A classifier's loss (cross_entropy, nll_loss): the picked log-probabilities a gather and a
+    # masked mean, the gradient a scatter of the weights into zeros.
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
 )
 
 

@@ -337,17 +337,23 @@ def test_an_unrolled_gru_cell_compiles_and_matches_float64(trace_path):
     assert len(statuses) == 2 and all(status == "ok" for (status,) in statuses), statuses
 
 
-def test_cross_entropy_backward_is_a_generated_row_kernel(trace_path):
-    """A classifier's loss, cross entropy with label smoothing: log_softmax's backward becomes a
-    row kernel with the sum it needs (it ran the reference loop), which reads the smoothing term
-    one value per row, not through its expanded view (broadcast-read-in-place); the loss and
-    the gradients match float64."""
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_backward_is_a_generated_row_kernel(trace_path, reduction):
+    """A classifier's loss, cross entropy with label smoothing and an ignored class: nll_loss
+    and its backward decompose (a gather, a masked reduction, a scatter; they ran on the
+    fallback), log_softmax's backward becomes a row kernel with the sum it needs (it ran the
+    reference loop), which reads the smoothing term one value per row, not through its expanded
+    view (broadcast-read-in-place); the loss and the gradients match float64."""
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 300)
     x, target = torch.randn(8, 16), torch.randint(0, 300, (8,))
+    target[3] = 7  # the ignored class: no loss, no gradient for that row
 
     def loss(m, x):
-        return torch.nn.functional.cross_entropy(m(x), target, label_smoothing=0.1)
+        value = torch.nn.functional.cross_entropy(
+            m(x), target, label_smoothing=0.1, ignore_index=7, reduction=reduction
+        )
+        return value.sum()
 
     compiled = torch.compile(
         lambda x: loss(model, x), backend="loupe", options={"trace": trace_path}
@@ -361,7 +367,7 @@ def test_cross_entropy_backward_is_a_generated_row_kernel(trace_path):
     for got, want in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(got.grad.double(), want.grad, rtol=1e-4, atol=1e-6)
     summaries = [s for (s,) in query(trace_path, "SELECT op_summary FROM kernels")]
-    assert not [s for s in summaries if "softmax_backward" in s], summaries
+    assert not [s for s in summaries if "softmax_backward" in s or "fallback:" in s], summaries
     applied = query(
         trace_path,
         "SELECT COUNT(*) FROM decisions WHERE kind = 'broadcast-read-in-place' AND applied = 1",
