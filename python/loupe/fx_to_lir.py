@@ -687,13 +687,19 @@ class _Converter:
             multiple = isinstance(val, (list, tuple))
             readers = {user.name: user for user in node.users if user.target is operator.getitem}
             for i, v in enumerate(vals):
-                order = None if isinstance(v, str) else _physical_order(v, f"result of {node.name}")
+                if isinstance(v, str):
+                    continue
+                if not _strides_observed(readers.get(names[i]) if multiple else node):
+                    # Row-major whatever torch's layout, even one that is no dense order (a
+                    # functional copy into a strided slice keeps the slice's strides).
+                    types[i] = type_text(v.dtype, list(v.shape))
+                    continue
+                order = _physical_order(v, f"result of {node.name}")
                 if order is None:
                     continue
                 types[i] = type_text(v.dtype, list(v.shape))
-                if _strides_observed(readers.get(names[i]) if multiple else node):
-                    repacks.append((names[i], v, order))
-                    names[i] += ".rowmajor"
+                repacks.append((names[i], v, order))
+                names[i] += ".rowmajor"
 
         op = _op_name(target)
         dtypes = tuple(v.dtype if isinstance(v, torch.Tensor) else None for v in vals)

@@ -292,3 +292,33 @@ def test_every_activation_compiles_forward_and_backward(trace_path, activation):
     model = nn.Sequential(nn.Linear(16, 32), activation)
     assert_matches_float64_eager(model, torch.randn(8, 16) * 3, trace_path)
     assert_compiled_without_fallback(trace_path)
+
+
+class SpatialTransformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Linear(3 * 12 * 12, 6)
+
+    def forward(self, x):
+        theta = self.loc(x.flatten(1)).view(-1, 2, 3)
+        grid = nn.functional.affine_grid(theta, list(x.shape), align_corners=False)
+        return nn.functional.grid_sample(x, grid, align_corners=False)
+
+
+def test_a_spatial_transformer_trains_compiled(trace_path):
+    """affine_grid's backward writes into a strided slice (a functional copy whose result torch
+    lays out as the slice: no dense order). Loupe's results are row-major where nothing reads
+    their strides, so the backward compiles (strict) instead of being refused, and matches
+    float64 eager; affine_grid and grid_sample themselves run on the fallback."""
+    torch.manual_seed(0)
+    model = SpatialTransformer()
+    x = torch.randn(4, 3, 12, 12)
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="loupe", options={"trace": trace_path, "strict": True})
+    y, grads = forward_backward(compiled, x)
+    y_ref, grads_ref = forward_backward(reference, x.double())
+    torch.testing.assert_close(y, y_ref.float(), rtol=1e-4, atol=1e-4)
+    for got, expected in zip(grads, grads_ref):
+        torch.testing.assert_close(got, expected.float(), rtol=1e-3, atol=1e-3)
+    statuses = query(trace_path, "SELECT status FROM compiles")
+    assert len(statuses) == 2 and all(status == "ok" for (status,) in statuses), statuses
