@@ -15,10 +15,13 @@
 //   group of its consumers and index producers like an elementwise op, so the kernel reads its
 //   elements where they are used; the value it gathers from stays outside the group and is read
 //   by nothing else in it (the kernel addresses it by its own strides);
+// - a broadcast view (aten.expand, compiler/ops/broadcast_view.h) joins the group of its
+//   consumers, which then read its input itself, broadcast as any operand is;
 // - a group of one node stays a plain node.
 #include <algorithm>
 #include <memory>
 
+#include "compiler/ops/broadcast_view.h"
 #include "compiler/ops/in_place_gather.h"
 #include "compiler/pass/fusion_group.h"
 #include "passes/pipeline.h"
@@ -27,8 +30,19 @@ namespace loupe {
 
 namespace {
 
+// A broadcast view joins where it is read by pointwise ops alone: a group holding it reads its
+// input; one also read by another kind of op would be written out at full size.
+bool readByPointwiseOnly(const Node& view) {
+  const Value* result = view.result();
+  if (result->isGraphOutput()) return false;
+  const auto& users = result->users();
+  return std::all_of(users.begin(), users.end(),
+                     [](const Node* user) { return isFusablePointwise(*user); });
+}
+
 bool joinsPointwiseGroups(const Node& node) {
-  return isFusablePointwise(node) || isInPlaceGather(node);
+  return isFusablePointwise(node) || isInPlaceGather(node) ||
+         (isBroadcastView(node) && readByPointwiseOnly(node));
 }
 
 // Whether the union of groups `a` and `b` would gather from a value it computes or also reads

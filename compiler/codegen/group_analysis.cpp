@@ -6,6 +6,7 @@
 
 #include "compiler/codegen/kernel_signature.h"
 #include "compiler/codegen/scalar_expression.h"
+#include "compiler/ops/broadcast_view.h"
 #include "compiler/ops/in_place_gather.h"
 
 namespace loupe::codegen {
@@ -43,6 +44,7 @@ void checkNode(const Node& node, const OpRegistry& registry) {
     return;
   }
   if (isInPlaceGather(node)) return; // its operands are checked by analyzeGathers
+  if (isBroadcastView(node)) return; // its value is its operand's, broadcast
   const OpInfo* info = registry.find(node.op());
   if (!info) throw Unsupported{"op " + node.op() + " is not registered"};
   if (info->kind == OpKind::Elementwise && !info->emitScalar)

@@ -322,3 +322,32 @@ def test_a_spatial_transformer_trains_compiled(trace_path):
         torch.testing.assert_close(got, expected.float(), rtol=1e-3, atol=1e-3)
     statuses = query(trace_path, "SELECT status FROM compiles")
     assert len(statuses) == 2 and all(status == "ok" for (status,) in statuses), statuses
+
+
+class SqueezeExcitation(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.reduce = nn.Conv2d(c, c // 4, 1)
+        self.expand = nn.Conv2d(c // 4, c, 1)
+
+    def forward(self, x):
+        y = nn.functional.silu(self.conv(x))
+        scale = self.expand(
+            nn.functional.silu(self.reduce(nn.functional.adaptive_avg_pool2d(y, 1)))
+        )
+        return y * torch.sigmoid(scale)
+
+
+def test_squeeze_excitation_reads_the_pool_gradient_unexpanded(trace_path):
+    """An EfficientNet-style squeeze-and-excitation block: the global pool's backward is
+    expand(g) / HW, whose expand joins the pointwise group of the activation's backward (the
+    group reads g, one value per channel; it read a zero-stride view, strided, 1.4x eager's
+    step). Forward and backward match float64, nothing on the fallback."""
+    torch.manual_seed(0)
+    model = SqueezeExcitation()
+    x = torch.randn(2, 8, 6, 5)
+    assert_matches_float64_eager(model, x, trace_path)
+    assert_compiled_without_fallback(trace_path)
+    nodes = [json.loads(n) for (n,) in query(trace_path, "SELECT fused_nodes FROM kernels") if n]
+    assert any("aten.expand" in group for group in nodes), nodes

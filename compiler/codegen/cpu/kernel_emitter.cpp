@@ -10,6 +10,7 @@
 #include "compiler/codegen/cpu/kernel_prelude.h"
 #include "compiler/codegen/gather_load.h"
 #include "compiler/codegen/scalar_expression.h"
+#include "compiler/ops/broadcast_view.h"
 #include "compiler/ops/in_place_gather.h"
 #include "compiler/ops/pointwise.h"
 
@@ -147,6 +148,10 @@ private:
         continue;
       if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
         continue;
+      if (isBroadcastView(*node)) { // its operand's value at this element
+        names_[node->result()] = names_.at(node->operand(0));
+        continue;
+      }
       std::string expr = isInPlaceGather(*node) ? gather(*node) : computed(*node);
       std::string name = "v" + std::to_string(counter_++);
       std::string type = computeType(node->result()->tensorType().dtype);

@@ -14,6 +14,7 @@
 #include "compiler/codegen/cuda/cuda_prelude.h"
 #include "compiler/codegen/gather_load.h"
 #include "compiler/codegen/scalar_expression.h"
+#include "compiler/ops/broadcast_view.h"
 #include "compiler/ops/in_place_gather.h"
 
 namespace loupe::cuda_codegen {
@@ -208,6 +209,10 @@ private:
         continue;
       if (group_.space.at(node->result()) != space || group_.passOf(node->result()) > upto)
         continue;
+      if (isBroadcastView(*node)) { // its operand's value at this element
+        if (names_.count(node->operand(0))) names_[node->result()] = names_.at(node->operand(0));
+        continue;
+      }
       std::optional<size_t> gathered = inPlaceGatherFirstDim(*node);
       // A gather's input is addressed, not named: its indices are what it reads.
       auto firstRead = node->operands().begin() + (gathered ? *gathered + 1 : 0);

@@ -8,6 +8,7 @@
 #include "compiler/codegen/cpu/kernel_prelude.h"
 #include "compiler/ir/error.h"
 #include "unit_tests/compiler/codegen/codegen_test_support.h"
+#include "unit_tests/compiler/codegen/cuda/fused_graph.h"
 
 namespace loupe::testing {
 namespace {
@@ -234,6 +235,31 @@ TEST(PointwiseKernel, FusedMultiplyAddRoundsOnce) {
   // add would give as 0.
   Executable reference(graph, Plan{}, {});
   EXPECT_EQ(reference.run(inputs)[0].at(0), ulp * ulp);
+}
+
+// A broadcast view inside a group (pointwise fusion puts an expand read only by pointwise ops
+// there): the kernel reads the unexpanded value, one per channel, on its contiguous path; in a
+// reduction group too (the same value summed over the rows).
+TEST(PointwiseKernel, ExpandedValuesAreReadUnexpanded) {
+  std::unique_ptr<Graph> graph = fusedGraph(R"(
+graph @pool_backward(%t: f32[2,5,3,7], %g: f32[2,5,1,1]) -> (f32[2,5,3,7], f32[2,5]) {
+  %e = aten.expand(%g) {size=[2, 5, 3, 7]} : f32[2,5,3,7]<strides=[5,1,0,0]>
+  %d = aten.div.Scalar(%e) {other=21} : f32[2,5,3,7]
+  %y = aten.mul.Tensor(%t, %d) : f32[2,5,3,7]
+  %s = aten.sum.dim_IntList(%d) {dim=[2, 3], keepdim=false} : f32[2,5]
+  return %y, %s
+})");
+  size_t groups = 0;
+  for (const Node* node : graph->nodes()) {
+    if (node->op() != "loupe.fused") continue;
+    ++groups;
+    for (const auto& input : node->body()->inputs())
+      EXPECT_TRUE(input->tensorType().isContiguous())
+          << "group input " << input->name() << " is a strided view";
+  }
+  EXPECT_GE(groups, 1u);
+  expectGeneratedMatchesReference(*graph, {randomTensor(DType::F32, {2, 5, 3, 7}, 21),
+                                           randomTensor(DType::F32, {2, 5, 1, 1}, 22)});
 }
 
 TEST(PointwiseKernel, RefusesGroupsItCannotGenerateAndSaysWhy) {
