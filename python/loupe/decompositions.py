@@ -55,6 +55,11 @@ _DECOMPOSED = (
     "nll_loss_backward",
     "nll_loss2d_forward",
     "nll_loss2d_backward",
+    # Data movement torch writes as views, slices and cat: Swin's shifted windows (roll),
+    # super-resolution heads (pixel_shuffle, pixel_unshuffle).
+    "roll",
+    "pixel_shuffle",
+    "pixel_unshuffle",
 )
 
 

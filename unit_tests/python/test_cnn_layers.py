@@ -351,3 +351,25 @@ def test_squeeze_excitation_reads_the_pool_gradient_unexpanded(trace_path):
     assert_compiled_without_fallback(trace_path)
     nodes = [json.loads(n) for (n,) in query(trace_path, "SELECT fused_nodes FROM kernels") if n]
     assert any("aten.expand" in group for group in nodes), nodes
+
+
+class ShuffleAndRoll(nn.Module):
+    """A super-resolution head (pixel_shuffle, its inverse) and a Swin-style shifted window
+    (roll), each decomposed while tracing into views, slices and gathers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 16, 3, padding=1)
+
+    def forward(self, x):
+        up = nn.functional.pixel_shuffle(self.conv(x), 2)
+        shifted = torch.roll(up, shifts=(-1, 2), dims=(2, 3))
+        return nn.functional.pixel_unshuffle(torch.tanh(shifted), 2)
+
+
+def test_pixel_shuffle_and_roll_compile_without_the_fallback(trace_path):
+    torch.manual_seed(0)
+    model = ShuffleAndRoll()
+    x = torch.randn(2, 4, 5, 6)
+    assert_matches_float64_eager(model, x, trace_path)
+    assert_compiled_without_fallback(trace_path)
