@@ -325,23 +325,21 @@ def test_default_trace_is_one_file_per_process_under_loupe_traces(tmp_path):
     assert show_json(str(traces[0]))["compiles"] >= 2
 
 
-def half_roll(x):
-    return torch.roll(x, shifts=x.shape[0] // 2, dims=0) * 2
+def top_half(x):
+    return torch.topk(x, x.shape[0] // 2, dim=0).values * 2
 
 
 def test_fallback_op_takes_a_symbolic_int_evaluated_per_call(trace_path):
-    """aten.roll has no kernel; under dynamic shapes its shift is s0//2, which the fallback
+    """aten.topk has no kernel; under dynamic shapes its k is s0//2, which the fallback
     evaluates from each call's sizes: the graph compiles once and stays compiled."""
-    assert "aten.roll" not in _C.registered_ops()
-    compiled = torch.compile(
-        half_roll, backend="loupe", dynamic=True, options={"trace": trace_path}
-    )
+    assert "aten.topk" not in _C.registered_ops()
+    compiled = torch.compile(top_half, backend="loupe", dynamic=True, options={"trace": trace_path})
     for rows in (4, 6, 9):
         x = torch.randn(rows, 3)
-        torch.testing.assert_close(compiled(x), half_roll(x))
+        torch.testing.assert_close(compiled(x), top_half(x))
     assert query(trace_path, "SELECT status FROM compiles") == [("ok",)]
     summaries = query(trace_path, "SELECT op_summary FROM kernels WHERE kind = 'fallback'")
-    assert [s for (s,) in summaries if "aten.roll" in s]
+    assert [s for (s,) in summaries if "aten.topk" in s]
 
 
 def numbers_as_tensors(x):
