@@ -48,17 +48,20 @@ bool joinsPointwiseGroups(const Node& node) {
 // Whether the union of groups `a` and `b` would gather from a value it computes or also reads
 // in place.
 bool gathersFromInside(const FusionPartition& partition, int a, int b) {
-  std::vector<Node*> merged = partition.members(a);
-  merged.insert(merged.end(), partition.members(b).begin(), partition.members(b).end());
-  for (const Node* gather : merged) {
-    if (!isInPlaceGather(*gather)) continue;
-    const Value* source = gather->operand(0);
-    for (const Node* member : merged) {
-      if (source->definingNode() == member) return true;
-      for (size_t k = 0; k < member->numOperands(); ++k)
-        if (member->operand(k) == source && !(k == 0 && isInPlaceGather(*member))) return true;
+  auto merged = [&](const Node* node) {
+    int group = partition.groupOf(node);
+    return group == a || group == b;
+  };
+  for (int group : {a, b})
+    for (const Node* gather : partition.members(group)) {
+      if (!isInPlaceGather(*gather)) continue;
+      const Value* source = gather->operand(0);
+      if (const Node* producer = source->definingNode(); producer && merged(producer)) return true;
+      for (const Node* user : source->users())
+        for (size_t k = 0; k < user->numOperands(); ++k)
+          if (user->operand(k) == source && !(k == 0 && isInPlaceGather(*user)) && merged(user))
+            return true;
     }
-  }
   return false;
 }
 

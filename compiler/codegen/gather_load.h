@@ -6,17 +6,17 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
-#include <vector>
 
 #include "compiler/codegen/group_analysis.h"
 
 namespace loupe::codegen {
 
-// `indexNames`: the computed names of the gather's index operands (operands 1.., those of the
-// indexed dims); `stride(p, d)`: the kernel's text for operand p's stride along dim d.
+// `names`: the kernel's names of the values computed so far (the gather's index operands among
+// them); `stride(p, d)`: the kernel's text for operand p's stride along dim d.
 std::string gatherLoad(const Node& gather, const GroupAnalysis& group,
-                       const std::vector<std::string>& indexNames,
+                       const std::map<const Value*, std::string>& names,
                        const std::function<std::string(size_t, size_t)>& stride);
 
 } // namespace loupe::codegen

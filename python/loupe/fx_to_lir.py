@@ -488,11 +488,10 @@ def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tup
 
 # Ops run as a registered op with the same argument names and results. unsafe_split and
 # unsafe_split_with_sizes are the splits (views in torch too, whose schema only omits it). The
-# unchecked index_put
-# runs as the checked one: an index out of range is then an error instead of undefined
-# behaviour. (_unsafe_index, which upsampling decomposes to, is registered: generated kernels
-# read it where it is consumed, compiler/ops/in_place_gather.h.) A number raised to a tensor
-# (ALiBi's 2 ** -slopes) is pow.Tensor_Tensor with the number as a 0-d tensor
+# unchecked index_put runs as the checked one: an index out of range is then an error instead of
+# undefined behaviour. (_unsafe_index, which upsampling decomposes to, is registered: generated
+# kernels read it where it is consumed, compiler/ops/in_place_gather.h.) A number raised to a
+# tensor (ALiBi's 2 ** -slopes) is pow.Tensor_Tensor with the number as a 0-d tensor
 # (_Converter._number_operand).
 _EQUIVALENT_FORMS = {
     # Views whose schema does not say they alias (RNN cells chunk their gates with them).
@@ -689,15 +688,18 @@ class _Converter:
             for i, v in enumerate(vals):
                 if isinstance(v, str):
                     continue
+                row_major = type_text(v.dtype, list(v.shape))
+                if types[i] == row_major:
+                    continue
                 if not _strides_observed(readers.get(names[i]) if multiple else node):
                     # Row-major whatever torch's layout, even one that is no dense order (a
                     # functional copy into a strided slice keeps the slice's strides).
-                    types[i] = type_text(v.dtype, list(v.shape))
+                    types[i] = row_major
                     continue
                 order = _physical_order(v, f"result of {node.name}")
                 if order is None:
                     continue
-                types[i] = type_text(v.dtype, list(v.shape))
+                types[i] = row_major
                 repacks.append((names[i], v, order))
                 names[i] += ".rowmajor"
 

@@ -170,10 +170,7 @@ private:
 
   // An in-place gather reads its input at the address its indices give (gather_load.h).
   std::string gather(const Node& node) {
-    std::vector<std::string> indices;
-    for (size_t k = *inPlaceGatherFirstDim(node) + 1; k < node.numOperands(); ++k)
-      indices.push_back(names_.at(node.operand(k)));
-    return gatherLoad(node, group_, indices, [](size_t p, size_t d) {
+    return gatherLoad(node, group_, names_, [](size_t p, size_t d) {
       return "s" + std::to_string(p) + "[" + std::to_string(d) + "]";
     });
   }
