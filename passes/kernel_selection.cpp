@@ -21,6 +21,7 @@
 // - a product and its activation in one epilogue group (passes/epilogue_fusion.cpp): cuBLASLt
 //   with the activation in its epilogue;
 // - aten.embedding with a 2-D table (isCudaGatherOp): the runtime's row gather kernel;
+// - aten.index_put with integer indices (isCudaScatterOp): the runtime's scatter kernel;
 // - View ops: no kernel;
 // - every other aten op (and what the generator refuses): the op's own aten kernel on the same
 //   device, through the frontend's fallback, so a trace always names what ran;
@@ -289,6 +290,19 @@ private:
       return;
     }
     if (node.op() == "aten.embedding")
+      choice.rejected.push_back({KernelKind::Library, device, whyNot});
+    if (isCudaScatterOp(node, &whyNot)) {
+      bool adds = node.attrs().getBool("accumulate", false);
+      setKind(choice, KernelKind::Library, adds ? "cuda:scatter-add" : "cuda:scatter",
+              "a copy of self, then Loupe's scatter kernel on " + device +
+                  (adds ? ": one atomic add per value (repeated indices add in no fixed order)"
+                        : ": one store per value"));
+      choice.rejected.push_back({KernelKind::Fallback, device,
+                                 "aten's index_put through the frontend: a Python round trip "
+                                 "per call, and with accumulate a sort of the indices"});
+      return;
+    }
+    if (node.op() == "aten.index_put")
       choice.rejected.push_back({KernelKind::Library, device, whyNot});
     if (!node.op().starts_with("aten.") && info) {
       setReference(choice, "no aten kernel for " + node.op() +

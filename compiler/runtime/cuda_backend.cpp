@@ -200,7 +200,8 @@ void CudaBackend::addGeneratedKernel(const std::string& kernel, const Node& node
 }
 
 bool CudaBackend::addLibraryKernel(const Node& node) {
-  bool fixed = isCudaCopyOp(node.op()) || isCudaGatherOp(node, nullptr);
+  bool fixed =
+      isCudaCopyOp(node.op()) || isCudaGatherOp(node, nullptr) || isCudaScatterOp(node, nullptr);
   usesFixedKernels_ = usesFixedKernels_ || fixed;
   return fixed;
 }
@@ -284,6 +285,7 @@ bool CudaBackend::hasLibraryKernel(const Node& node, std::string* whyNot) const 
   if (cudaFillOf(node, node.attrs(), nullptr)) return true;
   std::string why;
   if (isCudaGatherOp(node, &why)) return true;
+  if (isCudaScatterOp(node, &why)) return true;
   if (!runsAsCudaLibraryKernel(node, &why)) return refuse(why);
   if (!cublasLtAvailable(&why)) return refuse(why);
   return true;
@@ -312,6 +314,16 @@ void CudaBackend::runLibraryKernel(const Node& node, const AttrMap& attrs,
     Tensor& out = outputs.at(0);
     Tensor target = out.isContiguous() ? out : allocate(out.dtype(), out.shape());
     fixed_->gatherRows(table, indices, target, stream_);
+    if (target.data() != out.data()) copy(target, out);
+    return;
+  }
+  if (isCudaScatterOp(node, nullptr)) {
+    // aten.index_put(self, indices..., values): a copy of self, then the values scattered.
+    Tensor& out = outputs.at(0);
+    Tensor target = out.isContiguous() ? out : allocate(out.dtype(), out.shape());
+    if (inputs.at(0)->data() != target.data()) copy(*inputs.at(0), target);
+    std::vector<const Tensor*> indices(inputs.begin() + 1, inputs.end() - 1);
+    fixed_->scatter(indices, *inputs.back(), attrs.getBool("accumulate", false), target, stream_);
     if (target.data() != out.data()) copy(target, out);
     return;
   }

@@ -18,6 +18,9 @@ namespace {
 // offsets take a division per dim; in 64 bits that is a long software sequence, so a copy whose
 // elements and offsets all fit 32 bits (`narrow`, no negative stride) divides in 32 bits.
 // The gather: one unit (1 to 16 bytes) per thread in a grid-stride loop.
+// The scatter (index_put): one value per thread in a grid-stride loop over the indexed shape,
+// its coordinates found as the copy's (32-bit divisions when narrow); each index tensor is read
+// at its broadcast position, and the value added with an atomic (accumulate) or written.
 constexpr const char* kSource = R"(
 struct LoupeCopyArgs {
   long long n, rank, narrow;
@@ -71,6 +74,63 @@ extern "C" __global__ void loupe_gather_2(LoupeGatherArgs a) { loupe_gather<unsi
 extern "C" __global__ void loupe_gather_4(LoupeGatherArgs a) { loupe_gather<unsigned int>(a); }
 extern "C" __global__ void loupe_gather_8(LoupeGatherArgs a) { loupe_gather<unsigned long long>(a); }
 extern "C" __global__ void loupe_gather_16(LoupeGatherArgs a) { loupe_gather<uint4>(a); }
+
+struct LoupeScatterArgs {
+  long long n, rank, indexCount, narrow;
+  long long sizes[8], valueStrides[8], outStrides[8];
+  long long indexStrides[8][8], indexDimSizes[8], indexOutStrides[8], indexWide[8];
+  const void* indices[8];
+  const char* values;
+  char* out;
+};
+template <typename T, bool Add, typename I>
+__device__ void loupe_scatter_as(const LoupeScatterArgs& a) {
+  I n = (I)a.n;
+  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
+    I rest = i;
+    long long value = 0, to = 0;
+    long long at[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int d = 7; d >= 0; --d) {
+      if (d >= a.rank) continue;
+      I size = (I)a.sizes[d], coordinate = rest % size;
+      rest /= size;
+      value += (long long)coordinate * a.valueStrides[d];
+      to += (long long)coordinate * a.outStrides[d];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < a.indexCount) at[k] += (long long)coordinate * a.indexStrides[k][d];
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (k >= a.indexCount) continue;
+      long long index = a.indexWide[k] ? ((const long long*)a.indices[k])[at[k]]
+                                       : (long long)((const int*)a.indices[k])[at[k]];
+      long long size = a.indexDimSizes[k];
+      if (index < 0) index += size;
+      if (index < 0 || index >= size) __trap();
+      to += index * a.indexOutStrides[k];
+    }
+    T v = ((const T*)a.values)[value];
+    if constexpr (Add) atomicAdd((T*)a.out + to, v);
+    else ((T*)a.out)[to] = v;
+  }
+}
+template <typename T, bool Add>
+__device__ void loupe_scatter(const LoupeScatterArgs& a) {
+  if (a.narrow) loupe_scatter_as<T, Add, unsigned int>(a);
+  else loupe_scatter_as<T, Add, long long>(a);
+}
+extern "C" __global__ void loupe_scatter_add_f32(LoupeScatterArgs a) { loupe_scatter<float, true>(a); }
+extern "C" __global__ void loupe_scatter_add_f64(LoupeScatterArgs a) { loupe_scatter<double, true>(a); }
+extern "C" __global__ void loupe_scatter_add_i32(LoupeScatterArgs a) { loupe_scatter<int, true>(a); }
+extern "C" __global__ void loupe_scatter_add_i64(LoupeScatterArgs a) {
+  loupe_scatter<unsigned long long, true>(a);
+}
+extern "C" __global__ void loupe_scatter_1(LoupeScatterArgs a) { loupe_scatter<unsigned char, false>(a); }
+extern "C" __global__ void loupe_scatter_2(LoupeScatterArgs a) { loupe_scatter<unsigned short, false>(a); }
+extern "C" __global__ void loupe_scatter_4(LoupeScatterArgs a) { loupe_scatter<unsigned int, false>(a); }
+extern "C" __global__ void loupe_scatter_8(LoupeScatterArgs a) { loupe_scatter<unsigned long long, false>(a); }
 )";
 
 struct CopyArgs {
@@ -88,10 +148,41 @@ struct GatherArgs {
   void* out;
 };
 
+struct ScatterArgs {
+  static constexpr size_t kMax = CudaFixedKernels::kMaxRank;
+  int64_t n, rank, indexCount, narrow;
+  int64_t sizes[kMax], valueStrides[kMax], outStrides[kMax];
+  int64_t indexStrides[kMax][kMax], indexDimSizes[kMax], indexOutStrides[kMax], indexWide[kMax];
+  const void* indices[kMax];
+  const void* values;
+  void* out;
+};
+
 const std::vector<std::string> kCopyEntries = {"loupe_copy_1", "loupe_copy_2", "loupe_copy_4",
                                                "loupe_copy_8"};
 const std::vector<std::string> kGatherEntries = {
     "loupe_gather_1", "loupe_gather_2", "loupe_gather_4", "loupe_gather_8", "loupe_gather_16"};
+// The adding scatters by dtype (scatterAddEntry), then the writing ones by log2 of the size.
+const std::vector<std::string> kScatterEntries = {"loupe_scatter_add_f32", "loupe_scatter_add_f64",
+                                                  "loupe_scatter_add_i32", "loupe_scatter_add_i64",
+                                                  "loupe_scatter_1",       "loupe_scatter_2",
+                                                  "loupe_scatter_4",       "loupe_scatter_8"};
+
+// The entry of kScatterEntries that adds in `dtype`, or -1.
+int scatterAddEntry(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return 0;
+  case DType::F64:
+    return 1;
+  case DType::I32:
+    return 2;
+  case DType::I64:
+    return 3;
+  default:
+    return -1;
+  }
+}
 
 // log2 of a power-of-two byte count up to 16.
 int log2Bytes(size_t bytes) {
@@ -108,10 +199,18 @@ unsigned gridFor(int64_t n, int multiprocessors) {
 
 } // namespace
 
+GeneratedCudaKernel cudaFixedKernelSource() {
+  std::vector<std::string> entries = kCopyEntries;
+  entries.insert(entries.end(), kGatherEntries.begin(), kGatherEntries.end());
+  entries.insert(entries.end(), kScatterEntries.begin(), kScatterEntries.end());
+  return {kSource, entries, "strided copy, row gather and scatter"};
+}
+
 struct CudaFixedKernels::Module {
   std::unique_ptr<CudaModule> module;
-  void* copies[4] = {};  // by log2 of the element size
-  void* gathers[5] = {}; // by log2 of the unit size
+  void* copies[4] = {};   // by log2 of the element size
+  void* gathers[5] = {};  // by log2 of the unit size
+  void* scatters[8] = {}; // as kScatterEntries
 };
 
 CudaFixedKernels::CudaFixedKernels(NvrtcOptions options, int device, int multiprocessors)
@@ -143,10 +242,7 @@ CudaFixedKernels::Module& CudaFixedKernels::module() {
   std::lock_guard lock(mutex_);
   if (module_) return *module_;
   cudaUseDevice(device_);
-  std::vector<std::string> entries = kCopyEntries;
-  entries.insert(entries.end(), kGatherEntries.begin(), kGatherEntries.end());
-  GeneratedCudaKernel source{kSource, entries, "strided copy and row gather"};
-  CudaKernelBuild built = NvrtcCompiler(options_).build({source}).front();
+  CudaKernelBuild built = NvrtcCompiler(options_).build({cudaFixedKernelSource()}).front();
   auto loaded = std::make_unique<Module>();
   loaded->module = std::make_unique<CudaModule>(built.cubin, device_);
   auto load = [&](const std::string& entry, size_t argBytes) {
@@ -158,6 +254,8 @@ CudaFixedKernels::Module& CudaFixedKernels::module() {
     loaded->copies[e] = load(kCopyEntries[e], sizeof(CopyArgs));
   for (size_t e = 0; e < kGatherEntries.size(); ++e)
     loaded->gathers[e] = load(kGatherEntries[e], sizeof(GatherArgs));
+  for (size_t e = 0; e < kScatterEntries.size(); ++e)
+    loaded->scatters[e] = load(kScatterEntries[e], sizeof(ScatterArgs));
   module_ = std::move(loaded);
   ready_.store(module_.get(), std::memory_order_release);
   return *module_;
@@ -227,6 +325,113 @@ void CudaFixedKernels::gatherRows(const Tensor& table, const Tensor& indices, Te
   unsigned grid[3] = {gridFor(args.n, multiprocessors_), 1, 1};
   cudaLaunch(function, grid, block, 0, stream, &args, sizeof args,
              [&] { return "row gather of " + table.describe() + " at " + indices.describe(); });
+}
+
+bool CudaFixedKernels::scattersAdding(DType dtype) {
+  return scatterAddEntry(dtype) >= 0;
+}
+
+void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const Tensor& values,
+                               bool accumulate, Tensor& out, void* stream) {
+  auto refuse = [&](const std::string& why) {
+    throw Error("runtime", "index_put into " + out.describe() + ": " + why);
+  };
+  size_t rank = out.rank();
+  std::vector<bool> indexed(rank, false);
+  std::vector<std::vector<int64_t>> indexShapes;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d]) continue;
+    if (d >= rank) refuse("more index slots than dims");
+    if (indices[d]->dtype() != DType::I64 && indices[d]->dtype() != DType::I32)
+      refuse("index " + std::to_string(d) + " is " + indices[d]->describe() +
+             ", not int64 or int32");
+    indexed[d] = true;
+    indexShapes.push_back(indices[d]->shape());
+  }
+  if (indexShapes.empty()) refuse("no index tensor");
+  if (values.dtype() != out.dtype()) refuse("values " + values.describe() + " of another dtype");
+  int entry = accumulate ? scatterAddEntry(out.dtype()) : 4 + log2Bytes(dtypeSize(out.dtype()));
+  if (entry < 0) refuse("no atomic add in " + std::string(dtypeName(out.dtype())));
+  // The index tensors broadcast to the block shape, which replaces the indexed dims: in place
+  // when they are adjacent, else in front (as the reference, compiler/ops/data_movement.cpp).
+  size_t blockRank = 0;
+  for (const auto& shape : indexShapes)
+    blockRank = std::max(blockRank, shape.size());
+  std::vector<int64_t> block(blockRank, 1);
+  for (const auto& shape : indexShapes)
+    for (size_t k = 0; k < shape.size(); ++k)
+      if (shape[k] != 1) block[blockRank - shape.size() + k] = shape[k];
+  size_t first = rank, last = 0;
+  for (size_t d = 0; d < rank; ++d)
+    if (indexed[d]) first = std::min(first, d), last = d;
+  bool adjacent = true;
+  for (size_t d = first; d <= last; ++d)
+    adjacent = adjacent && indexed[d];
+  // The iteration (indexed) shape: per dim, its size, out's stride (0 in the block) and, for a
+  // block dim, its position in the block.
+  std::vector<int64_t> sizes, outStrides;
+  std::vector<int64_t> blockDimOf; // -1 outside the block
+  auto addRestDim = [&](size_t d) {
+    sizes.push_back(out.size(d));
+    outStrides.push_back(out.strides()[d]);
+    blockDimOf.push_back(-1);
+  };
+  size_t d = 0;
+  if (adjacent)
+    for (; d < first; ++d)
+      addRestDim(d);
+  for (size_t b = 0; b < blockRank; ++b) {
+    sizes.push_back(block[b]);
+    outStrides.push_back(0);
+    blockDimOf.push_back(static_cast<int64_t>(b));
+  }
+  for (; d < rank; ++d)
+    if (!indexed[d]) addRestDim(d);
+  if (sizes.size() > kMaxRank || indexShapes.size() > kMaxRank)
+    refuse("an indexed shape of rank " + std::to_string(sizes.size()) + ", past " +
+           std::to_string(kMaxRank));
+  ScatterArgs args{};
+  args.rank = static_cast<int64_t>(sizes.size());
+  args.n = 1;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    args.n *= sizes[k];
+    args.sizes[k] = sizes[k];
+    args.outStrides[k] = outStrides[k];
+  }
+  if (args.n == 0) return;
+  // Values read as broadcast to the indexed shape: stride 0 along their broadcast dims.
+  if (values.rank() > sizes.size()) refuse("values " + values.describe() + " of a higher rank");
+  size_t lead = sizes.size() - values.rank();
+  for (size_t k = 0; k < values.rank(); ++k)
+    if (values.size(k) != 1) args.valueStrides[lead + k] = values.strides()[k];
+  for (size_t slot = 0; slot < indices.size(); ++slot) {
+    const Tensor* index = indices[slot];
+    if (!index) continue;
+    size_t k = static_cast<size_t>(args.indexCount++);
+    args.indices[k] = index->data();
+    args.indexWide[k] = index->dtype() == DType::I64 ? 1 : 0;
+    args.indexDimSizes[k] = out.size(slot);
+    args.indexOutStrides[k] = out.strides()[slot];
+    // The index read as broadcast to the block, at the iteration dims of the block.
+    size_t indexLead = blockRank - index->rank();
+    for (size_t dim = 0; dim < sizes.size(); ++dim) {
+      if (blockDimOf[dim] < 0) continue;
+      auto b = static_cast<size_t>(blockDimOf[dim]);
+      if (b < indexLead) continue;
+      if (index->size(b - indexLead) != 1)
+        args.indexStrides[k][dim] = index->strides()[b - indexLead];
+    }
+  }
+  args.narrow = args.n < (int64_t{1} << 31) ? 1 : 0;
+  args.values = values.data();
+  args.out = out.data();
+  void* function = module().scatters[entry];
+  unsigned blockDims[3] = {256, 1, 1};
+  unsigned grid[3] = {gridFor(args.n, multiprocessors_), 1, 1};
+  cudaLaunch(function, grid, blockDims, 0, stream, &args, sizeof args, [&] {
+    return std::string(accumulate ? "scatter-add" : "scatter") + " of " + values.describe() +
+           " into " + out.describe();
+  });
 }
 
 } // namespace loupe

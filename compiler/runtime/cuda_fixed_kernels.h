@@ -1,19 +1,24 @@
 // The CUDA kernels that are not generated from a graph: the strided copy (a value copied between
-// layouts: an output that is a strided view, aten.clone of a strided tensor) and the row gather
-// (aten.embedding). Their source is fixed; one NVRTC build makes them all, cached on disk like
-// the generated kernels, once per process and device: the first graph compiled for a device
-// builds them in the background beside its own kernels (CudaBackend::buildKernels), so no call
-// waits for them (a first use before that builds them then).
+// layouts: an output that is a strided view, aten.clone of a strided tensor), the row gather
+// (aten.embedding) and the scatter (aten.index_put). Their source is fixed; one NVRTC build makes
+// them all, cached on disk like the generated kernels, once per process and device: the first graph
+// compiled for a device builds them in the background beside its own kernels
+// (CudaBackend::buildKernels), so no call waits for them (a first use before that builds them
+// then).
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe {
+
+// The fixed kernels' source and entries, as one NVRTC build takes them.
+GeneratedCudaKernel cudaFixedKernelSource();
 
 class CudaFixedKernels {
 public:
@@ -40,6 +45,17 @@ public:
   // 16 bytes) that the row sizes and addresses allow. An index outside [0, rows) stops the
   // kernel with a trap, as torch's device-side assert does: the CUDA context is then unusable.
   void gatherRows(const Tensor& table, const Tensor& indices, Tensor& out, void* stream);
+
+  // aten.index_put's writes into `out`, which already holds self: values (broadcast to the
+  // indexed shape) added (`accumulate`, with atomics: repeated indices add in no fixed order)
+  // or written (the last of repeated indices is any one of them) at out[indices...].
+  // `indices`: one slot per leading dim of out, null for none, int64 or int32, any strides.
+  // Indexed shapes up to rank kMaxRank. A negative index counts from the end; one outside its
+  // dim stops the kernel with a trap, as torch's device-side assert does.
+  void scatter(const std::vector<const Tensor*>& indices, const Tensor& values, bool accumulate,
+               Tensor& out, void* stream);
+  // The dtypes scatter adds in: f32, f64, i32, i64.
+  static bool scattersAdding(DType dtype);
 
 private:
   struct Module;

@@ -28,6 +28,12 @@ bool cudaLibraryKernelAddsBias(const Node& node);
 // (compiler/runtime/cuda_fixed_kernels.h). When not, *whyNot says why.
 bool isCudaGatherOp(const Node& node, std::string* whyNot);
 
+// aten.index_put (self with values written, or added with accumulate, at self[indices...]) with
+// int64 or int32 index tensors, an indexed shape of rank 8 at most and, with accumulate, a dtype
+// the GPU adds atomically (f32, f64, i32, i64): the runtime's scatter kernel
+// (compiler/runtime/cuda_fixed_kernels.h) into a copy of self. When not, *whyNot says why.
+bool isCudaScatterOp(const Node& node, std::string* whyNot);
+
 // A factory op whose every element is one value (fillsOneValue, compiler/ops/factory.h:
 // zeros_like, full, new_zeros, ...) as a memset of the value's bytes: words of 1, 2 or 4 bytes, or
 // of 8 when the value's two 4-byte halves are the same (any 0), filled as twice as many 4-byte

@@ -568,6 +568,56 @@ def test_upsampling_gathers_are_read_by_the_generated_kernel_that_weights_them(t
     ), kernels
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_upsampling_backward_scatters_on_the_scatter_kernel(trace_path, mode):
+    """Upsampling's backward adds the gradient into the input's shape with index_put
+    (accumulate): the runtime's scatter kernel (atomic adds), not aten's sort-based one through
+    the fallback; the gradient within float64 eager's tolerance."""
+
+    def f(x):
+        return F.interpolate(x, scale_factor=2, mode=mode).tanh().sum()
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(2, 3, 9, 11, device="cuda", requires_grad=True)
+    compiled(x).backward()
+    got = x.grad.clone()
+    x.grad = None
+    f(x).backward()
+    eager = x.grad.clone()
+    x64 = x.detach().double().requires_grad_()
+    f(x64).backward()
+    assert_close_to_reference(got, eager, x64.grad)
+    rows = query(trace_path, "SELECT kind, op_summary FROM kernels")
+    puts = [(kind, summary) for kind, summary in rows if "index_put" in summary]
+    assert puts and all("cuda:scatter-add" in summary for _, summary in puts), rows
+
+
+def test_index_put_writes_and_adds_with_broadcast_and_negative_indices(trace_path):
+    """index_put on the scatter kernel: indices of two dims broadcast against each other (one
+    int32, negative entries counted from the end), values broadcast to the indexed shape, a
+    `none` slot in front; writing and adding, f32 and i64, as eager does."""
+
+    def f(x, rows, cols, values, counts, at):
+        written = torch.ops.aten.index_put(x, [None, rows, cols], values)
+        added = torch.ops.aten.index_put(x, [None, rows, cols], values, True)
+        tally = torch.ops.aten.index_put(counts, [at], torch.ones_like(at), True)
+        return written * 1, added * 1, tally * 1
+
+    compiled = compile_strict(f, trace_path)
+    x = torch.randn(3, 7, 5, device="cuda")
+    rows = torch.tensor([[0], [-1], [3]], device="cuda")  # [3, 1]
+    cols = torch.tensor([1, 4], device="cuda", dtype=torch.int32)  # [2]: a block of [3, 2]
+    values = torch.randn(3, 1, 2, device="cuda")  # broadcast over the leading dim's 3
+    counts = torch.zeros(6, device="cuda", dtype=torch.int64)
+    at = torch.tensor([0, 2, 2, 5, 2], device="cuda")
+    args = (x, rows, cols, values, counts, at)
+    for got, want in zip(compiled(*args), f(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    rows_ = query(trace_path, "SELECT kind, op_summary FROM kernels")
+    puts = [summary for _, summary in rows_ if "index_put" in summary]
+    assert len(puts) == 3 and all("cuda:scatter" in summary for summary in puts), rows_
+
+
 def test_factory_ops_of_one_value_are_memsets(trace_path):
     def f(x):
         # zeros in f32, ones in bf16, zeros in f64 (two 4-byte words each), a bool mask, and
