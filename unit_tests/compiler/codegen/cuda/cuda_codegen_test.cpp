@@ -114,7 +114,8 @@ graph @g(%x: f64[16,8]) -> (f64[1,8]) {
 
 // Gathers read in the kernel that consumes them: the strided entry alone (a gather's address
 // needs the loop indices), each neighbour read at its clamped indices through the gathered
-// input's own strides, its symbolic height a run-time scalar.
+// input's own strides, its symbolic height a run-time scalar. The entry's narrow loop (32-bit
+// coordinates and offsets) and its wide one both gather.
 TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
   auto graph = testing::fusedGraph(testing::kBilinearUpsamplingGraph);
   const Node* fused = nullptr;
@@ -128,7 +129,9 @@ TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
        at != std::string::npos;
        at = kernel.source.find("loupe_gather_index(static_cast<int64_t>(", at + 1))
     ++gathers;
-  EXPECT_EQ(gathers, 8u) << kernel.source; // two indices for each of four neighbours
+  EXPECT_EQ(gathers, 16u) << kernel.source; // per loop, two indices for each of 4 neighbours
+  EXPECT_NE(kernel.source.find("if (narrow) {"), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.source.find("const int32_t i3 = rest"), std::string::npos) << kernel.source;
   EXPECT_NE(kernel.source.find("static_cast<int64_t>(sym0)"), std::string::npos);
   CudaKernelLayout layout = describeCudaKernel(*fused);
   EXPECT_EQ(layout.signature.gathered.front(), true);
