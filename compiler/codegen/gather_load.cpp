@@ -23,7 +23,8 @@ std::string sizeText(const SymExpr& size, const std::vector<SymExpr>& scalars) {
 
 std::string gatherLoad(const Node& gather, const GroupAnalysis& group,
                        const std::map<const Value*, std::string>& names,
-                       const std::function<std::string(size_t, size_t)>& stride) {
+                       const std::function<std::string(size_t, size_t)>& stride,
+                       const std::string& indexType) {
   const Value* source = gather.operand(0);
   size_t p = static_cast<size_t>(std::find(group.inputs.begin(), group.inputs.end(), source) -
                                  group.inputs.begin());
@@ -31,10 +32,12 @@ std::string gatherLoad(const Node& gather, const GroupAnalysis& group,
   const Shape& shape = source->tensorType().shape;
   std::string offset;
   for (size_t d = 0; d < shape.size(); ++d) {
-    std::string at = d < first ? "i" + std::to_string(d)
-                               : "loupe_gather_index(static_cast<int64_t>(" +
-                                     names.at(gather.operand(d + 1)) + "), " +
-                                     sizeText(shape[d], group.scalars) + ")";
+    std::string at = "i" + std::to_string(d);
+    if (d >= first) {
+      at = "loupe_gather_index(static_cast<int64_t>(" + names.at(gather.operand(d + 1)) + "), " +
+           sizeText(shape[d], group.scalars) + ")";
+      if (indexType != "int64_t") at = "static_cast<" + indexType + ">(" + at + ")";
+    }
     offset += (offset.empty() ? "" : " + ") + at + " * " + stride(p, d);
   }
   return loadExpr(source->tensorType().dtype, "p" + std::to_string(p) + "[" + offset + "]");

@@ -14,9 +14,12 @@
 namespace loupe::codegen {
 
 // `names`: the kernel's names of the values computed so far (the gather's index operands among
-// them); `stride(p, d)`: the kernel's text for operand p's stride along dim d.
+// them); `stride(p, d)`: the kernel's text for operand p's stride along dim d; `indexType`: the
+// integer type the clamped indices are multiplied in (int32_t where the caller knows every
+// offset fits).
 std::string gatherLoad(const Node& gather, const GroupAnalysis& group,
                        const std::map<const Value*, std::string>& names,
-                       const std::function<std::string(size_t, size_t)>& stride);
+                       const std::function<std::string(size_t, size_t)>& stride,
+                       const std::string& indexType = "int64_t");
 
 } // namespace loupe::codegen

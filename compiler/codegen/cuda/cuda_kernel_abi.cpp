@@ -76,6 +76,26 @@ unsigned gridFor(int64_t items, int64_t perBlock, int multiprocessors,
       std::min(blocks, blocksPerMultiprocessor * std::max(1, multiprocessors)));
 }
 
+// Whether the narrow strided entry may run: fewer than 2^31 elements (the grid-stride index
+// then stays below 2^32), and every operand's elements within 2^31 of its first with no negative
+// stride, so every offset the entry computes (through the iteration's strides, or a gathered
+// input's own at clamped indices) is a non-negative int32.
+bool fitsNarrowIndex(int64_t total, const std::vector<const Tensor*>& tensors) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (total >= kLimit) return false;
+  for (const Tensor* tensor : tensors) {
+    int64_t reach = 0;
+    for (size_t d = 0; d < tensor->rank(); ++d) {
+      int64_t stride = tensor->strides()[d], size = tensor->size(d);
+      if (size == 0) return true; // an empty operand: nothing runs
+      if (stride < 0) return false;
+      if (size > 1 && stride > (kLimit - 1 - reach) / (size - 1)) return false;
+      reach += (size - 1) * stride;
+    }
+  }
+  return true;
+}
+
 size_t storedBytes(DType dtype) {
   return dtype == DType::Bool ? 1 : dtypeSize(dtype);
 }
@@ -174,6 +194,8 @@ const char* cudaEntryRoleName(CudaEntryRole role) {
   switch (role) {
   case CudaEntryRole::Pointwise:
     return "pointwise";
+  case CudaEntryRole::PointwiseNarrow:
+    return "pointwise-narrow";
   case CudaEntryRole::PointwiseVectorised:
     return "pointwise-vectorised";
   case CudaEntryRole::ReductionRow:
@@ -261,9 +283,16 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
       vector = vectorisable(sizes, strideWords + p * rank, p >= inputs.size(), tensors[p]->data(),
                             layout.dtypes[p], layout.vectorWidth);
     int64_t items = vector ? total / layout.vectorWidth : total;
-    has(vector ? CudaEntryRole::PointwiseVectorised : CudaEntryRole::Pointwise);
-    launch.why = vector ? "vectorised: every operand dense or row-broadcast, and aligned"
-                        : "strided: an operand is strided, broadcast within rows or misaligned";
+    if (vector) {
+      has(CudaEntryRole::PointwiseVectorised);
+      launch.why = "vectorised: every operand dense or row-broadcast, and aligned";
+    } else if (fitsNarrowIndex(total, tensors) && has(CudaEntryRole::PointwiseNarrow)) {
+      launch.why = "strided in 32 bits: an operand is strided, broadcast within rows or "
+                   "misaligned; every offset fits 31 bits";
+    } else {
+      has(CudaEntryRole::Pointwise);
+      launch.why = "strided: an operand is strided, broadcast within rows or misaligned";
+    }
     launch.block[0] = kCudaPointwiseBlock;
     launch.grid[0] =
         gridFor(items, kCudaPointwiseBlock, multiprocessors, kPointwiseBlocksPerMultiprocessor);

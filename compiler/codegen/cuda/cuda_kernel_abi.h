@@ -38,6 +38,8 @@ namespace loupe {
 // What an entry of a generated kernel does; a kernel has one entry per variant it offers.
 enum class CudaEntryRole {
   Pointwise,              // any strides: grid-stride loop over the linear index
+  PointwiseNarrow,        // the strided entry in 32 bits: fewer than 2^31 elements, and every
+                          // operand's elements within 2^31 of its first, no negative stride
   PointwiseVectorised,    // dense outputs, inputs dense or broadcast along whole rows, aligned
   ReductionRow,           // one warp or block per output; the reduced dims are the innermost
   ReductionRowVectorised, // the row entry with vector accesses: one innermost reduced dim,

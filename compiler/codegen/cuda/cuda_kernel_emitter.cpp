@@ -1,14 +1,10 @@
 // The emitter of generated CUDA kernels (cuda_kernel_emitter.h). Every entry starts the same
 // way (operand pointers, run-time scalars, constants), then walks its part of the iteration
 // space: a grid-stride loop over elements, vectors of elements, rows or outputs. Index
-// arithmetic is 64-bit, so tensors past 2^31 elements need no other kernel, except in the
-// strided pointwise entry: there a 64-bit division is a long software sequence (six of them for
-// a four-dim element) and a 64-bit multiply several instructions (four per operand), which made
-// a bilinear upsampling's gathering kernel 7x slower than Inductor's. That entry has a narrow
-// loop beside the wide one, taken when the iteration space has fewer than 2^31 elements and
-// every operand it addresses by the iteration's strides reaches less than 2^31 elements with no
-// negative stride (checked once per thread): it divides and addresses in 32 bits. Every entry
-// divides by a constant size as a literal (a multiply and a shift), else by the run-time size.
+// arithmetic is 64-bit, so tensors past 2^31 elements need no other kernel, but for the strided
+// pointwise entry's narrow twin (32-bit coordinates and offsets, which the host chooses where
+// they fit), and every entry divides by a size that is constant in the IR as a literal (a
+// multiply and a shift). docs/cuda-codegen.md has why and the measurements.
 #include "compiler/codegen/cuda/cuda_kernel_emitter.h"
 
 #include <algorithm>
@@ -60,7 +56,10 @@ public:
       counter_ = 0;
       switch (role) {
       case CudaEntryRole::Pointwise:
-        entry(role, kCudaPointwiseBlock, [&] { emitPointwise(); });
+        entry(role, kCudaPointwiseBlock, [&] { emitPointwise(false); });
+        break;
+      case CudaEntryRole::PointwiseNarrow:
+        entry(role, kCudaPointwiseBlock, [&] { emitPointwise(true); });
         break;
       case CudaEntryRole::PointwiseVectorised:
         entry(role, kCudaPointwiseBlock, [&] { emitVectorised(); });
@@ -181,26 +180,10 @@ private:
     line(coordinate + std::to_string(dims[0]) + " = " + rest + ";");
   }
 
-  // Declares `narrow`: the iteration space has fewer than 2^31 elements and every operand
-  // addressed by the iteration's strides (all but gathered inputs) has no negative stride and
-  // reaches less than 2^31 elements from its first.
-  void emitNarrowCheck() {
-    line("bool narrow = total < (int64_t(1) << 31);");
-    for (size_t p = 0; p < operandCount(); ++p) {
-      if (p < group_.inputs.size() && group_.gathered[p]) continue;
-      std::string reach = "int64_t(0)", nonNegative = "true";
-      for (size_t d : all_) {
-        reach += " + (" + size(d) + " - 1) * " + stride(p, d);
-        nonNegative += " && " + stride(p, d) + " >= 0";
-      }
-      line("narrow = narrow && " + nonNegative + " && " + reach + " < (int64_t(1) << 31);");
-    }
-  }
-
   // How an operation reaches operand p's element: an index expression into p<p>, or a name.
   using Addressing = std::function<std::string(size_t operand)>;
 
-  // `narrow`: the offsets are int32_t (emitNarrowCheck holds).
+  // `narrow`: the offsets are int32_t (the narrow entry).
   Addressing strided(const std::vector<size_t>& dims, bool narrow = false) const {
     return [dims, narrow](size_t p) {
       std::string offset;
@@ -273,6 +256,11 @@ private:
 
   // An in-place gather reads its input at the address its indices give (gather_load.h).
   std::string gather(const Node& node) const {
+    if (narrow_)
+      return gatherLoad(
+          node, group_, names_,
+          [](size_t p, size_t d) { return "static_cast<int32_t>(" + stride(p, d) + ")"; },
+          "int32_t");
     return gatherLoad(node, group_, names_, [](size_t p, size_t d) { return stride(p, d); });
   }
 
@@ -296,18 +284,16 @@ private:
     names_ = std::move(names);
   }
 
-  void emitPointwise() {
-    auto loop = [&](bool narrow) {
-      scoped("for (int64_t linear = first; linear < total; linear += step) {", [&] {
-        decompose("linear", all_, narrow);
-        emitLoads(Space::Full, strided(all_, narrow));
-        emitNodes(Space::Full);
-        emitStores(strided(all_, narrow));
-      });
-    };
-    emitNarrowCheck();
-    scoped("if (narrow) {", [&] { loop(true); });
-    scoped("else {", [&] { loop(false); });
+  // `narrow`: coordinates and offsets in 32 bits (the host checked they fit: fitsNarrowIndex).
+  void emitPointwise(bool narrow) {
+    scoped("for (int64_t linear = first; linear < total; linear += step) {", [&] {
+      decompose("linear", all_, narrow);
+      narrow_ = narrow;
+      emitLoads(Space::Full, strided(all_, narrow));
+      emitNodes(Space::Full);
+      emitStores(strided(all_, narrow));
+      narrow_ = false;
+    });
   }
 
   // Each thread takes `width` consecutive elements: inputs are loaded as whole vectors (a
@@ -753,6 +739,7 @@ private:
   std::string out_;
   int indent_ = 0;
   int counter_ = 0;
+  bool narrow_ = false; // emitting the narrow strided entry: gathers address in 32 bits
 };
 
 } // namespace

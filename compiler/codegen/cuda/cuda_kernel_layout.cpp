@@ -143,6 +143,9 @@ CudaKernelLayout layoutOf(const GroupAnalysis& group) {
   // loop indices.
   if (!group.iterationShape.empty() && group.gathers.empty())
     layout.entries.push_back(CudaEntryRole::PointwiseVectorised);
+  // The strided entry's divisions and multiplies in 32 bits where the offsets fit (planCudaLaunch
+  // decides): docs/cuda-codegen.md has the measurements.
+  if (!group.iterationShape.empty()) layout.entries.push_back(CudaEntryRole::PointwiseNarrow);
   layout.entries.push_back(CudaEntryRole::Pointwise);
   return layout;
 }
@@ -157,6 +160,8 @@ std::string entryName(const std::string& kernelName, CudaEntryRole role) {
     return entry;
   case CudaEntryRole::PointwiseVectorised:
     return entry + "_vec";
+  case CudaEntryRole::PointwiseNarrow:
+    return entry + "_narrow";
   case CudaEntryRole::ReductionRow:
     return entry + "_row";
   case CudaEntryRole::ReductionRowVectorised:

@@ -15,6 +15,8 @@ const Node& firstNode(const Graph& graph) {
   return *graph.nodes().front();
 }
 
+// The strided entry has a narrow twin (32-bit coordinates and offsets) that the host picks where
+// every offset fits (cuda_launch_test.cpp).
 TEST(CudaCodegen, PointwiseHasAVectorisedAndAStridedEntry) {
   auto graph = parseGraph(R"(
 graph @g(%x: f32[4,8], %b: f32[8]) -> (f32[4,8]) {
@@ -22,7 +24,8 @@ graph @g(%x: f32[4,8], %b: f32[8]) -> (f32[4,8]) {
   return %y
 })");
   GeneratedCudaKernel kernel = generateCudaKernel(firstNode(*graph), "k3");
-  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k3_vec", "loupe_k3"}));
+  EXPECT_EQ(kernel.entries,
+            (std::vector<std::string>{"loupe_k3_vec", "loupe_k3_narrow", "loupe_k3"}));
   for (const std::string& entry : kernel.entries)
     EXPECT_NE(kernel.source.find("extern \"C\" __global__ void __launch_bounds__(256) " + entry +
                                  "(const LoupeArgs_loupe_k3 args)"),
@@ -55,17 +58,19 @@ graph @g(%x: f32[4,8], %b: f32[8], %c: f32[8]) -> (f32[4,8]) {
   EXPECT_EQ(first.source, second.source);
   EXPECT_EQ(first.entries, second.entries);
   EXPECT_NE(first.source, product.source);
-  ASSERT_EQ(first.entries.size(), 2u);
-  ASSERT_EQ(product.entries.size(), 2u);
+  ASSERT_EQ(first.entries.size(), 3u);
+  ASSERT_EQ(product.entries.size(), 3u);
   EXPECT_NE(first.entries[0], product.entries[0]);
-  // loupe_<12 hex digits>_vec and loupe_<12 hex digits>, declared in the source; no placeholder.
+  // loupe_<12 hex digits>_vec, _narrow and loupe_<12 hex digits>, declared in the source; no
+  // placeholder.
   const std::string& vec = first.entries[0];
   ASSERT_EQ(vec.size(), std::string("loupe_").size() + 12 + std::string("_vec").size()) << vec;
   EXPECT_EQ(vec.substr(vec.size() - 4), "_vec");
   EXPECT_EQ(vec.substr(6, 12).find_first_not_of("0123456789abcdef"), std::string::npos) << vec;
-  EXPECT_EQ(first.entries[1], vec.substr(0, vec.size() - 4));
+  EXPECT_EQ(first.entries[1], vec.substr(0, vec.size() - 4) + "_narrow");
+  EXPECT_EQ(first.entries[2], vec.substr(0, vec.size() - 4));
   for (const std::string& entry : first.entries)
-    EXPECT_NE(first.source.find(" " + entry + "(const LoupeArgs_" + first.entries[1] + " args)"),
+    EXPECT_NE(first.source.find(" " + entry + "(const LoupeArgs_" + first.entries[2] + " args)"),
               std::string::npos)
         << first.source;
   EXPECT_EQ(first.source.find("PLACEHOLDER"), std::string::npos);
@@ -114,8 +119,9 @@ graph @g(%x: f64[16,8]) -> (f64[1,8]) {
 
 // Gathers read in the kernel that consumes them: the strided entry alone (a gather's address
 // needs the loop indices), each neighbour read at its clamped indices through the gathered
-// input's own strides, its symbolic height a run-time scalar. The entry's narrow loop (32-bit
-// coordinates and offsets) and its wide one both gather.
+// input's own strides, its symbolic height a run-time scalar. The narrow entry (32-bit
+// coordinates and offsets) gathers as the wide one does, its clamped indices multiplied in 32
+// bits.
 TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
   auto graph = testing::fusedGraph(testing::kBilinearUpsamplingGraph);
   const Node* fused = nullptr;
@@ -123,14 +129,15 @@ TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
     if (node->op() == "loupe.fused") fused = node;
   ASSERT_NE(fused, nullptr);
   GeneratedCudaKernel kernel = generateCudaKernel(*fused, "k1");
-  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1"}));
+  EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1_narrow", "loupe_k1"}));
   size_t gathers = 0;
   for (size_t at = kernel.source.find("loupe_gather_index(static_cast<int64_t>(");
        at != std::string::npos;
        at = kernel.source.find("loupe_gather_index(static_cast<int64_t>(", at + 1))
     ++gathers;
-  EXPECT_EQ(gathers, 16u) << kernel.source; // per loop, two indices for each of 4 neighbours
-  EXPECT_NE(kernel.source.find("if (narrow) {"), std::string::npos) << kernel.source;
+  EXPECT_EQ(gathers, 16u) << kernel.source; // per entry, two indices for each of 4 neighbours
+  EXPECT_NE(kernel.source.find("static_cast<int32_t>(loupe_gather_index("), std::string::npos)
+      << kernel.source;
   EXPECT_NE(kernel.source.find("const int32_t i3 = rest"), std::string::npos) << kernel.source;
   EXPECT_NE(kernel.source.find("static_cast<int64_t>(sym0)"), std::string::npos);
   CudaKernelLayout layout = describeCudaKernel(*fused);

@@ -92,13 +92,13 @@ TEST(CudaLaunch, TransposedBroadcastWithinRowsOrMisalignedOperandsTakeTheStrided
   Tensor y = deviceTensor(kDevice + 8192, DType::F32, {4, 8});
   Tensor transposed = deviceTensor(kDevice, DType::F32, {4, 8}, {1, 4});
   CudaLaunch launch = kernel.plan({4, 8}, {&transposed, &b}, y);
-  EXPECT_EQ(kernel.entry(launch), "loupe_k");
-  EXPECT_EQ(launch.args[5], 1); // x's strides in the iteration space
+  EXPECT_EQ(kernel.entry(launch), "loupe_k_narrow"); // every offset fits 31 bits
+  EXPECT_EQ(launch.args[5], 1);                      // x's strides in the iteration space
   EXPECT_EQ(launch.args[6], 4);
 
   Tensor x = deviceTensor(kDevice, DType::F32, {4, 8});
   Tensor misaligned = deviceTensor(kDevice, DType::F32, {64}).view({4, 8}, {8, 1}, 1);
-  EXPECT_EQ(kernel.entry(kernel.plan({4, 8}, {&misaligned, &b}, y)), "loupe_k");
+  EXPECT_EQ(kernel.entry(kernel.plan({4, 8}, {&misaligned, &b}, y)), "loupe_k_narrow");
   EXPECT_EQ(kernel.plan({4, 8}, {&misaligned, &b}, y).args[2], static_cast<int64_t>(kDevice + 4));
 
   // A bias of 6 elements repeated: a vector of 4 would straddle two rows.
@@ -110,7 +110,7 @@ graph @g(%x: f32[4,6], %b: f32[6]) -> (f32[4,6]) {
   Tensor x6 = deviceTensor(kDevice, DType::F32, {4, 6});
   Tensor b6 = deviceTensor(kDevice + 4096, DType::F32, {6});
   Tensor y6 = deviceTensor(kDevice + 8192, DType::F32, {4, 6});
-  EXPECT_EQ(six.entry(six.plan({4, 6}, {&x6, &b6}, y6)), "loupe_k");
+  EXPECT_EQ(six.entry(six.plan({4, 6}, {&x6, &b6}, y6)), "loupe_k_narrow");
   // Dense operands may end in a partial vector: the tail.
   Tensor s = deviceTensor(kDevice + 4096, DType::F32, {});
   Kernel scalar(R"(
@@ -128,7 +128,29 @@ graph @g(%x: f32[4,8], %c: f32[4,1]) -> (f32[4,8]) {
   return %y
 })");
   Tensor c = deviceTensor(kDevice + 4096, DType::F32, {4, 1});
-  EXPECT_EQ(column.entry(column.plan({4, 8}, {&x, &c}, y)), "loupe_k");
+  EXPECT_EQ(column.entry(column.plan({4, 8}, {&x, &c}, y)), "loupe_k_narrow");
+}
+
+// The narrow strided entry only where every offset it computes is a non-negative int32: else
+// the 64-bit one (a negative stride; an operand reaching 2^31 elements; 2^31 elements).
+TEST(CudaLaunch, TheNarrowStridedEntryOnlyWhereEveryOffsetFits31Bits) {
+  Kernel kernel(kBiasAdd);
+  Tensor b = deviceTensor(kDevice + 4096, DType::F32, {8});
+  Tensor y = deviceTensor(kDevice + 8192, DType::F32, {4, 8});
+  Tensor flipped = deviceTensor(kDevice + 96, DType::F32, {4, 8}, {-8, 1});
+  CudaLaunch launch = kernel.plan({4, 8}, {&flipped, &b}, y);
+  EXPECT_EQ(kernel.entry(launch), "loupe_k") << launch.why;
+  // Rows 715827881 elements apart: the last element is 3 * 715827881 + 7 = 2^31 + 2 from the first.
+  Tensor far = deviceTensor(kDevice, DType::F32, {4, 8}, {715827881, 1});
+  EXPECT_EQ(kernel.entry(kernel.plan({4, 8}, {&far, &b}, y)), "loupe_k");
+  Tensor near = deviceTensor(kDevice, DType::F32, {4, 8}, {715827880, 1}); // 2^31 - 1
+  EXPECT_EQ(kernel.entry(kernel.plan({4, 8}, {&near, &b}, y)), "loupe_k_narrow");
+  // 2^31 elements (zero strides down the rows: the plan reads no data).
+  int64_t rows = int64_t{1} << 28;
+  Tensor wide = deviceTensor(kDevice, DType::F32, {rows, 8}, {0, 1});
+  Tensor bias = deviceTensor(kDevice + 4096, DType::F32, {8});
+  Tensor out = deviceTensor(kDevice + 8192, DType::F32, {rows, 8}, {0, 1});
+  EXPECT_EQ(kernel.entry(kernel.plan({rows, 8}, {&wide, &bias}, out)), "loupe_k");
 }
 
 TEST(CudaLaunch, AWrongSizeIsRefusedNamingTheOperand) {
