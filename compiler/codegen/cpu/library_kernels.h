@@ -47,6 +47,10 @@ bool cpuLibraryHasOneDnn();
 // and oneDNN has its own bf16 kernels for this CPU (library/onednn_matmul.h); else through f32.
 bool cpuLibraryHasBf16Matmul();
 
+// Whether f32 products (mm, bmm, addmm with unit scales) run on oneDNN's matmul here: the build
+// has oneDNN and oneDNN has its own f32 kernels for this CPU; else OpenBLAS's sgemm.
+bool cpuLibraryHasF32Matmul();
+
 // How many threads library kernels may use from now on (the OpenMP threads a BLAS product is
 // split across, library/parallel_gemm.h); 0 leaves the setting as it is. An embedder passes its
 // own setting (torch.get_num_threads()) so that Loupe's gemms do not wake threads the caller did

@@ -1,6 +1,7 @@
-// aten.addmm's library kernel (the product accumulated onto its bias, block by block) against
-// the float64 reference at each library thread count: every way the bias broadcasts, a strided
-// bias and factors, scaled forms, and beta 0, where the bias is not read.
+// aten.addmm's library kernel (oneDNN's matmul with the bias in its epilogue where the build has
+// it and alpha and beta are 1; else the product accumulated onto its bias, block by block)
+// against the float64 reference at each library thread count: every way the bias broadcasts, a
+// strided bias and factors, scaled forms, and beta 0, where the bias is not read.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,6 +69,24 @@ INSTANTIATE_TEST_SUITE_P(
       return std::get<0>(info.param).name + "_" + std::to_string(std::get<1>(info.param)) +
              "threads_" + std::string(dtypeName(std::get<2>(info.param)));
     });
+
+// Which kernel a product names: oneDNN's f32 matmul for unit scales where the build has it (it
+// beat OpenBLAS at every size measured, docs/cpu-codegen.md), OpenBLAS for scaled forms and f64.
+TEST(BiasedMatmulLibraryKernelChoice, UnitScaledF32ProductsRunOnOneDnnWhereItIsBuiltIn) {
+  auto implementation = [](DType dtype, double beta) {
+    std::vector<Tensor> inputs = {randomTensor(dtype, {kCols}, 3),
+                                  randomTensor(dtype, {kRows, kInner}, 1),
+                                  randomTensor(dtype, {kInner, kCols}, 2)};
+    AttrMap attrs;
+    attrs.set("beta", beta);
+    auto graph = singleOp("aten.addmm", typesOf(inputs), attrs);
+    return findCpuLibraryKernel(*graph->nodes().front(), nullptr)->implementation;
+  };
+  EXPECT_EQ(implementation(DType::F32, 1.0),
+            cpuLibraryHasF32Matmul() ? "onednn:matmul:f32" : "openblas:sgemm+bias");
+  EXPECT_EQ(implementation(DType::F32, 0.5), "openblas:sgemm+bias");
+  EXPECT_EQ(implementation(DType::F64, 1.0), "openblas:dgemm+bias");
+}
 
 TEST(BiasedMatmulLibraryKernelBeta0, DoesNotReadTheBias) {
   Tensor bias = randomTensor(DType::F32, {kCols}, 3);

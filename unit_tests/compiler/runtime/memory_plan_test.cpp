@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "compiler/codegen/cpu/library_kernels.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/parser.h"
 #include "compiler/pass/memory_layout.h"
@@ -165,10 +166,15 @@ TEST(MemoryPlanRun, ALibraryKernelsPackedCopyIsTheMeasuredExcessAndItsScratch) {
   plan.kernels.push_back({.name = "k0", .op = mm->op(), .kind = KernelKind::Library});
   Executable executable(*graph, plan, testOptions());
   executable.run(inputsFor(*graph));
+  // The strided operand packed (and, on oneDNN's matmul, its scratchpad besides).
   const int64_t packedCopy = 8 * 16 * 4;
-  EXPECT_EQ(executable.stats().kernels.at("k0").scratchBytes, packedCopy);
+  const int64_t scratch = executable.stats().kernels.at("k0").scratchBytes;
+  EXPECT_GE(scratch, packedCopy);
+  if (!cpuLibraryHasF32Matmul()) {
+    EXPECT_EQ(scratch, packedCopy);
+  }
   const int64_t planned = bytes(plan.memory.peakBytes);
-  EXPECT_EQ(executable.memoryUses().at({}).measuredPeakBytes, planned + packedCopy);
+  EXPECT_EQ(executable.memoryUses().at({}).measuredPeakBytes, planned + scratch);
 }
 
 struct Reports : RunInstrumentation {

@@ -1,4 +1,4 @@
-// bf16 products through oneDNN (onednn_matmul.h).
+// f32 and bf16 products through oneDNN (onednn_matmul.h).
 #include "compiler/codegen/cpu/library/onednn_matmul.h"
 
 #include <optional>
@@ -15,7 +15,10 @@ namespace {
 
 using namespace onednn;
 using dnnl::memory;
-constexpr memory::data_type kBf16 = memory::data_type::bf16;
+
+memory::data_type dataTypeOf(DType dtype) {
+  return dtype == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
 
 // The operand as oneDNN's kernels read it in place: every matrix row- or column-major, the
 // batch (if any) outermost; anything else is packed.
@@ -32,7 +35,7 @@ Tensor readable(const Tensor& t) {
 }
 
 memory::desc described(const Tensor& t) {
-  return memory::desc(t.shape(), kBf16, t.strides());
+  return memory::desc(t.shape(), dataTypeOf(t.dtype()), t.strides());
 }
 
 // The bias as oneDNN broadcasts it: out's rank, size 1 where it broadcasts, packed.
@@ -43,7 +46,7 @@ memory::desc biasDesc(const Tensor& bias, size_t rank) {
   memory::dims strides(rank, 1);
   for (size_t d = rank - 1; d-- > 0;)
     strides[d] = strides[d + 1] * dims[d + 1];
-  return memory::desc(dims, kBf16, strides);
+  return memory::desc(dims, dataTypeOf(bias.dtype()), strides);
 }
 
 struct MatmulPlan {
@@ -68,7 +71,8 @@ MatmulPlan makePlan(const Tensor& a, const Tensor& b, const Tensor* bias, const 
 }
 
 memory::dims planKey(const Tensor& a, const Tensor& b, const Tensor* bias, const Tensor& out) {
-  memory::dims key = {gemmThreads(), bias ? static_cast<int64_t>(bias->rank()) : -1};
+  memory::dims key = {gemmThreads(), bias ? static_cast<int64_t>(bias->rank()) : -1,
+                      static_cast<int64_t>(out.dtype())};
   for (const Tensor* t : {&a, &b, &out}) {
     key.insert(key.end(), t->shape().begin(), t->shape().end());
     key.insert(key.end(), t->strides().begin(), t->strides().end());
@@ -79,23 +83,28 @@ memory::dims planKey(const Tensor& a, const Tensor& b, const Tensor* bias, const
 
 } // namespace
 
-bool oneDnnHasBf16Matmul() {
-  static const bool has = [] {
+bool oneDnnHasMatmul(DType dtype) {
+  auto has = [](memory::data_type type) {
     try {
-      memory::desc a({16, 32}, kBf16, memory::format_tag::ab);
-      memory::desc b({32, 16}, kBf16, memory::format_tag::ab);
-      memory::desc out({16, 16}, kBf16, memory::format_tag::ab);
+      memory::desc a({16, 32}, type, memory::format_tag::ab);
+      memory::desc b({32, 16}, type, memory::format_tag::ab);
+      memory::desc out({16, 16}, type, memory::format_tag::ab);
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, out), cpuEngine(), true);
       return bool(pd) && !std::string(pd.impl_info_str()).starts_with("ref");
     } catch (const dnnl::error&) {
       return false;
     }
-  }();
-  return has;
+  };
+  static const bool f32 = has(memory::data_type::f32), bf16 = has(memory::data_type::bf16);
+  return dtype == DType::F32 ? f32 : dtype == DType::BF16 ? bf16 : false;
 }
 
-bool oneDnnBf16Matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out) {
+bool oneDnnMatmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out) {
   if (a.numel() == 0 || b.numel() == 0 || out.numel() == 0) return false;
+  DType dtype = out.dtype();
+  if ((dtype != DType::F32 && dtype != DType::BF16) || a.dtype() != dtype || b.dtype() != dtype ||
+      (bias && bias->dtype() != dtype))
+    return false;
   Tensor lhs = readable(a), rhs = readable(b);
   Tensor packedBias = bias ? bias->contiguous() : Tensor();
   const Tensor* biasOperand = bias ? &packedBias : nullptr;
