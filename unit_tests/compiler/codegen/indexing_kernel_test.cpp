@@ -131,6 +131,17 @@ graph @write(%x: i64[5,4], %i: i64[2], %v: i64[]) -> (i64[5,4]) {
       "aten.index_put",
       {transposedRandom(DType::I64, {5, 4}, 9), indexTensor({4, 1}, {2}), indexTensor({7}, {})});
   EXPECT_EQ(written.maxAbsError, 0);
+  // Both dims indexed: one element of self per index pair (the kernel's loop over the block).
+  KernelStats pairs = runIndexing(
+      R"(
+graph @pairs(%x: i64[5,4], %i: i64[3], %j: i64[3], %v: i64[3]) -> (i64[5,4]) {
+  %y = aten.index_put(%x, %i, %j, %v) {accumulate=false} : i64[5,4]
+  return %y
+})",
+      "aten.index_put",
+      {transposedRandom(DType::I64, {5, 4}, 10), indexTensor({4, 0, -2}, {3}),
+       indexTensor({1, 3, 0}, {3}), randomTensor(DType::I64, {3}, 11)});
+  EXPECT_EQ(pairs.maxAbsError, 0);
 }
 
 TEST(IndexingLibraryKernel, AnIndexOutOfBoundsIsARuntimeErrorNamingIt) {

@@ -117,6 +117,14 @@ public:
       }
   }
 
+  // Whether each element of the block is one element of self (no dims after the block):
+  // upsampling's gathers and scatters, which index the two innermost dims.
+  bool postIsOneElement() const { return post_.size() == 1; }
+  // Element (i, b) of the result is element preOffset(i) + blockOffsets()[b] of self (when
+  // postIsOneElement).
+  int64_t preOffset(int64_t i) const { return pre_[static_cast<size_t>(i)]; }
+  const std::vector<int64_t>& blockOffsets() const { return block_offsets_; }
+
 private:
   static std::vector<int64_t> broadcast(const std::vector<std::vector<int64_t>>& shapes) {
     size_t rank = 0;
@@ -211,6 +219,25 @@ void indexPutAs(const std::vector<const Tensor*>& inputs, bool accumulate, Tenso
   T* to = out.dataAs<T>();
   int64_t pre = offsets.preCount();
   int parts = parallelParts(pre, count / std::max<int64_t>(pre, 1));
+  if (offsets.postIsOneElement()) {
+    // One element per block position: a plain loop over the block per pre index (the visitor
+    // below costs a call per element).
+    const int64_t* blockOffsets = offsets.blockOffsets().data();
+    int64_t blocks = offsets.blockCount();
+    parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) {
+        T* target = to + offsets.preOffset(i);
+        const T* source = from + i * blocks;
+        if (accumulate)
+          for (int64_t b = 0; b < blocks; ++b)
+            target[blockOffsets[b]] += source[b];
+        else
+          for (int64_t b = 0; b < blocks; ++b)
+            target[blockOffsets[b]] = source[b];
+      }
+    });
+    return;
+  }
   parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
     offsets.forEachRun(first, last, [&](int64_t result, int64_t at, int64_t run) {
       for (int64_t k = 0; k < run; ++k)
