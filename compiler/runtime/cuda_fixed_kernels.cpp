@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cuda/cuda_kernel_abi.h"
 #include "compiler/ir/error.h"
 #include "compiler/runtime/cuda/cuda_driver.h"
 #include "compiler/runtime/cuda/cuda_module.h"
@@ -270,20 +271,12 @@ void CudaFixedKernels::copy(const Tensor& from, Tensor& to, void* stream) {
                                from.describe() + ")");
   CopyArgs args{from.numel(), static_cast<int64_t>(from.rank()), 0, {}, {}, {}, from.data(),
                 to.data()};
-  // Narrow when no stride is negative and the count and the largest offset either side reaches
-  // stay below 2^31 (the grid-stride index passes n by at most the grid's threads: below 2^32).
-  constexpr int64_t kNarrow = int64_t{1} << 31;
-  int64_t reachFrom = 0, reachTo = 0;
-  bool negative = false;
   for (size_t d = 0; d < from.rank(); ++d) {
     args.sizes[d] = from.size(d);
     args.from[d] = from.strides()[d];
     args.to[d] = to.strides()[d];
-    negative = negative || args.from[d] < 0 || args.to[d] < 0;
-    reachFrom += (from.size(d) - 1) * args.from[d];
-    reachTo += (to.size(d) - 1) * args.to[d];
   }
-  args.narrow = !negative && args.n < kNarrow && reachFrom < kNarrow && reachTo < kNarrow;
+  args.narrow = fitsNarrowIndex(args.n, {&from, &to}) ? 1 : 0;
   void* function = module().copies[log2Bytes(dtypeSize(from.dtype()))];
   unsigned block[3] = {256, 1, 1};
   unsigned grid[3] = {gridFor(args.n, multiprocessors_), 1, 1};
@@ -325,10 +318,6 @@ void CudaFixedKernels::gatherRows(const Tensor& table, const Tensor& indices, Te
   unsigned grid[3] = {gridFor(args.n, multiprocessors_), 1, 1};
   cudaLaunch(function, grid, block, 0, stream, &args, sizeof args,
              [&] { return "row gather of " + table.describe() + " at " + indices.describe(); });
-}
-
-bool CudaFixedKernels::scattersAdding(DType dtype) {
-  return scatterAddEntry(dtype) >= 0;
 }
 
 void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const Tensor& values,

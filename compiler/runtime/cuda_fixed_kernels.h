@@ -54,8 +54,6 @@ public:
   // dim stops the kernel with a trap, as torch's device-side assert does.
   void scatter(const std::vector<const Tensor*>& indices, const Tensor& values, bool accumulate,
                Tensor& out, void* stream);
-  // The dtypes scatter adds in: f32, f64, i32, i64.
-  static bool scattersAdding(DType dtype);
 
 private:
   struct Module;

@@ -655,7 +655,8 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
     chosen.implementation = "max-pool-values:" + precision;
     chosen.reason += ", the maxima only: nothing reads the indices";
   }
-  if (runsAsOneDnnMatmul(node) && dtype == DType::F32)
+  bool oneDnnProduct = runsAsOneDnnMatmul(node);
+  if (oneDnnProduct && dtype == DType::F32)
     return CpuLibraryKernel{"onednn:matmul:f32",
                             "oneDNN's f32 matmul (its brgemm kernels), the bias added in its "
                             "epilogue; OpenBLAS's sgemm where oneDNN has only its reference loop "
@@ -663,7 +664,7 @@ std::optional<CpuLibraryKernel> findCpuLibraryKernel(const Node& node, std::stri
                             "no generated matmul; OpenBLAS's sgemm, the alternative, took 1.00 ms "
                             "against 0.64 for a [64,2048] by [2048,512] linear on 2 threads, "
                             "slower at every MLP, BERT and GPT-2 size measured"};
-  if (runsAsOneDnnMatmul(node))
+  if (oneDnnProduct)
     return CpuLibraryKernel{"onednn:matmul:bf16",
                             "oneDNN's bf16 matmul (its brgemm kernels, the CPU's bf16 dot "
                             "products), accumulated in f32 and rounded once to bf16, as torch's; "

@@ -76,26 +76,6 @@ unsigned gridFor(int64_t items, int64_t perBlock, int multiprocessors,
       std::min(blocks, blocksPerMultiprocessor * std::max(1, multiprocessors)));
 }
 
-// Whether the narrow strided entry may run: fewer than 2^31 elements (the grid-stride index
-// then stays below 2^32), and every operand's elements within 2^31 of its first with no negative
-// stride, so every offset the entry computes (through the iteration's strides, or a gathered
-// input's own at clamped indices) is a non-negative int32.
-bool fitsNarrowIndex(int64_t total, const std::vector<const Tensor*>& tensors) {
-  constexpr int64_t kLimit = int64_t{1} << 31;
-  if (total >= kLimit) return false;
-  for (const Tensor* tensor : tensors) {
-    int64_t reach = 0;
-    for (size_t d = 0; d < tensor->rank(); ++d) {
-      int64_t stride = tensor->strides()[d], size = tensor->size(d);
-      if (size == 0) return true; // an empty operand: nothing runs
-      if (stride < 0) return false;
-      if (size > 1 && stride > (kLimit - 1 - reach) / (size - 1)) return false;
-      reach += (size - 1) * stride;
-    }
-  }
-  return true;
-}
-
 size_t storedBytes(DType dtype) {
   return dtype == DType::Bool ? 1 : dtypeSize(dtype);
 }
@@ -378,6 +358,22 @@ void bindCudaWorkspace(CudaLaunch& launch, void* workspace) {
   if (launch.workspaceBytes == 0) return;
   if (!workspace) throw Error("runtime", "a split reduction launched without its workspace");
   launch.args.back() = static_cast<int64_t>(reinterpret_cast<uintptr_t>(workspace));
+}
+
+bool fitsNarrowIndex(int64_t total, const std::vector<const Tensor*>& tensors) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (total >= kLimit) return false;
+  for (const Tensor* tensor : tensors) {
+    int64_t reach = 0;
+    for (size_t d = 0; d < tensor->rank(); ++d) {
+      int64_t stride = tensor->strides()[d], size = tensor->size(d);
+      if (size == 0) return true; // an empty operand: nothing runs
+      if (stride < 0) return false;
+      if (size > 1 && stride > (kLimit - 1 - reach) / (size - 1)) return false;
+      reach += (size - 1) * stride;
+    }
+  }
+  return true;
 }
 
 } // namespace loupe

@@ -68,6 +68,12 @@ constexpr uint64_t passBit(int pass) {
   return uint64_t{1} << (pass < 63 ? pass : 63);
 }
 
+// Whether 32-bit index arithmetic serves a launch over `total` elements of `tensors`: fewer than
+// 2^31 elements (a grid-stride index then stays below 2^32), and every tensor's elements within
+// 2^31 of its first with no negative stride, so every offset into it is a non-negative int32.
+// The narrow strided entry (planCudaLaunch) and the runtime's strided copy take it.
+bool fitsNarrowIndex(int64_t total, const std::vector<const Tensor*>& tensors);
+
 // What the host needs to plan a launch of a generated kernel.
 struct CudaKernelLayout {
   KernelSignature signature;
