@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "compiler/ir/error.h"
+#include "compiler/ops/advanced_indexing_layout.h"
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/dims.h"
 #include "compiler/ops/op_registry.h"
@@ -356,57 +357,24 @@ OpInfo scatterValueOp() {
                    "self with value written at p with dim replaced by index[p]");
 }
 
-// index.Tensor and index_put are torch's advanced indexing, self[i0, i1, ...] with integer
-// index tensors (a `none` slot takes the whole dim). The index tensors broadcast to one shape B,
-// which replaces the indexed dims: in place when those are adjacent, in front otherwise.
-struct AdvancedIndexing {
-  std::vector<bool> indexed; // per dim of self
-  size_t blockStart = 0;     // where B's dims sit in the indexed shape
-
-  AdvancedIndexing(size_t rank, const std::vector<bool>& present, std::string_view op) {
-    if (present.size() > rank)
-      shapeError(op, std::to_string(present.size()) + " indices for a tensor of rank " +
-                         std::to_string(rank));
-    indexed.assign(rank, false);
-    std::copy(present.begin(), present.end(), indexed.begin());
-    auto first = std::find(indexed.begin(), indexed.end(), true);
-    auto last = std::find(indexed.rbegin(), indexed.rend(), true).base();
-    if (first == indexed.end()) shapeError(op, "needs at least one index tensor");
-    const bool adjacent = std::find(first, last, false) == last;
-    blockStart = adjacent ? static_cast<size_t>(first - indexed.begin()) : 0;
-  }
-
-  // The shape of self[indices]: B in its block, the dims of self not indexed around it.
-  template <typename D>
-  std::vector<D> indexedShape(const std::vector<D>& self, const std::vector<D>& block) const {
-    std::vector<D> rest;
-    for (size_t d = 0; d < self.size(); ++d)
-      if (!indexed[d]) rest.push_back(self[d]);
-    std::vector<D> out(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(blockStart));
-    out.insert(out.end(), block.begin(), block.end());
-    out.insert(out.end(), rest.begin() + static_cast<ptrdiff_t>(blockStart), rest.end());
-    return out;
-  }
-};
-
+// index.Tensor and index_put are torch's advanced indexing, laid out as
+// compiler/ops/advanced_indexing_layout.h says.
+//
 // The shape of self[indices] from the types of self and the index slots (null for none);
 // bool masks are rejected, since their result size depends on their values.
 Shape inferIndexedShape(std::string_view op, const TensorType& self,
                         const std::vector<const TensorType*>& indices) {
-  std::vector<bool> present;
-  std::vector<Shape> indexShapes;
+  std::vector<const Shape*> slots;
   for (size_t i = 0; i < indices.size(); ++i) {
-    present.push_back(indices[i] != nullptr);
+    slots.push_back(indices[i] ? &indices[i]->shape : nullptr);
     if (!indices[i]) continue;
     if (indices[i]->dtype == DType::Bool || indices[i]->dtype == DType::U8)
       shapeError(op, "index " + std::to_string(i) + " is a mask " + typeStr(*indices[i]) +
                          ", whose result size depends on its values; only integer indices "
                          "are supported");
     requireIntegral(op, *indices[i], "index " + std::to_string(i));
-    indexShapes.push_back(indices[i]->shape);
   }
-  AdvancedIndexing indexing(self.rank(), present, op);
-  return indexing.indexedShape(self.shape, broadcastShapes(indexShapes, op));
+  return AdvancedIndexingLayout<Dim>(self.rank(), slots, op).indexedShape(self.shape);
 }
 
 // The elements of self[indices] on concrete tensors: the indexed shape, and for each of its
@@ -415,29 +383,25 @@ class IndexedElements {
 public:
   IndexedElements(std::string_view op, const Tensor& self, std::vector<const Tensor*> indices)
       : op_(op), self_(self), indices_(std::move(indices)),
-        indexing_(self.rank(), presence(indices_), op) {
-    std::vector<Shape> indexShapes;
-    for (const Tensor* index : indices_)
-      if (index) indexShapes.push_back(Shape(index->shape().begin(), index->shape().end()));
-    block_ = evaluateShape(broadcastShapes(indexShapes, op), {});
-    shape_ = indexing_.indexedShape(self.shape(), block_);
-  }
+        layout_(self.rank(), indexSlotShapes(indices_), op),
+        shape_(layout_.indexedShape(self.shape())) {}
 
   const std::vector<int64_t>& shape() const { return shape_; }
 
   // visit(position in self[indices], linear index in self)
   void forEach(const std::function<void(int64_t, int64_t)>& visit) const {
+    const std::vector<int64_t>& block = layout_.block;
     std::vector<BroadcastIndexer> readers;
     for (const Tensor* index : indices_)
-      readers.emplace_back(index ? index->shape() : block_, block_);
+      readers.emplace_back(index ? index->shape() : block, block);
     int64_t count = 1;
     for (int64_t size : shape_)
       count *= size;
     for (int64_t position = 0; position < count; ++position) {
       auto coords = coordinatesOf(position, shape_);
-      const auto first = coords.begin() + static_cast<ptrdiff_t>(indexing_.blockStart);
-      const auto end = first + static_cast<ptrdiff_t>(block_.size());
-      const int64_t inBlock = linearOf(std::vector<int64_t>(first, end), block_);
+      const auto first = coords.begin() + static_cast<ptrdiff_t>(layout_.before.size());
+      const auto end = first + static_cast<ptrdiff_t>(block.size());
+      const int64_t inBlock = linearOf(std::vector<int64_t>(first, end), block);
       coords.erase(first, end); // the coordinates in the dims not indexed are left
       std::vector<int64_t> source(self_.rank());
       for (size_t d = 0, rest = 0; d < self_.rank(); ++d) {
@@ -450,18 +414,11 @@ public:
   }
 
 private:
-  static std::vector<bool> presence(const std::vector<const Tensor*>& indices) {
-    std::vector<bool> present;
-    for (const Tensor* index : indices)
-      present.push_back(index != nullptr);
-    return present;
-  }
-
   std::string_view op_;
   const Tensor& self_;
   std::vector<const Tensor*> indices_;
-  AdvancedIndexing indexing_;
-  std::vector<int64_t> block_, shape_;
+  AdvancedIndexingLayout<int64_t> layout_;
+  std::vector<int64_t> shape_;
 };
 
 // aten.index.Tensor, and aten._unsafe_index.Tensor: torch's unchecked form, which its

@@ -8,6 +8,7 @@
 
 #include "compiler/codegen/cuda/cuda_kernel_abi.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/advanced_indexing_layout.h"
 #include "compiler/runtime/cuda/cuda_driver.h"
 #include "compiler/runtime/cuda/cuda_module.h"
 
@@ -325,37 +326,16 @@ void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const 
   auto refuse = [&](const std::string& why) {
     throw Error("runtime", "index_put into " + out.describe() + ": " + why);
   };
-  size_t rank = out.rank();
-  std::vector<bool> indexed(rank, false);
-  std::vector<std::vector<int64_t>> indexShapes;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (!indices[d]) continue;
-    if (d >= rank) refuse("more index slots than dims");
-    if (indices[d]->dtype() != DType::I64 && indices[d]->dtype() != DType::I32)
+  // The block the index tensors broadcast to, and the dims of out before and after it.
+  const AdvancedIndexingLayout<int64_t> layout(out.rank(), indexSlotShapes(indices),
+                                               "aten.index_put");
+  for (size_t d = 0; d < indices.size(); ++d)
+    if (indices[d] && indices[d]->dtype() != DType::I64 && indices[d]->dtype() != DType::I32)
       refuse("index " + std::to_string(d) + " is " + indices[d]->describe() +
              ", not int64 or int32");
-    indexed[d] = true;
-    indexShapes.push_back(indices[d]->shape());
-  }
-  if (indexShapes.empty()) refuse("no index tensor");
   if (values.dtype() != out.dtype()) refuse("values " + values.describe() + " of another dtype");
   int entry = accumulate ? scatterAddEntry(out.dtype()) : 4 + log2Bytes(dtypeSize(out.dtype()));
   if (entry < 0) refuse("no atomic add in " + std::string(dtypeName(out.dtype())));
-  // The index tensors broadcast to the block shape, which replaces the indexed dims: in place
-  // when they are adjacent, else in front (as the reference, compiler/ops/data_movement.cpp).
-  size_t blockRank = 0;
-  for (const auto& shape : indexShapes)
-    blockRank = std::max(blockRank, shape.size());
-  std::vector<int64_t> block(blockRank, 1);
-  for (const auto& shape : indexShapes)
-    for (size_t k = 0; k < shape.size(); ++k)
-      if (shape[k] != 1) block[blockRank - shape.size() + k] = shape[k];
-  size_t first = rank, last = 0;
-  for (size_t d = 0; d < rank; ++d)
-    if (indexed[d]) first = std::min(first, d), last = d;
-  bool adjacent = true;
-  for (size_t d = first; d <= last; ++d)
-    adjacent = adjacent && indexed[d];
   // The iteration (indexed) shape: per dim, its size, out's stride (0 in the block) and, for a
   // block dim, its position in the block.
   std::vector<int64_t> sizes, outStrides;
@@ -365,18 +345,18 @@ void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const 
     outStrides.push_back(out.strides()[d]);
     blockDimOf.push_back(-1);
   };
-  size_t d = 0;
-  if (adjacent)
-    for (; d < first; ++d)
-      addRestDim(d);
-  for (size_t b = 0; b < blockRank; ++b) {
-    sizes.push_back(block[b]);
+  for (size_t d : layout.before)
+    addRestDim(d);
+  for (size_t b = 0; b < layout.block.size(); ++b) {
+    sizes.push_back(layout.block[b]);
     outStrides.push_back(0);
     blockDimOf.push_back(static_cast<int64_t>(b));
   }
-  for (; d < rank; ++d)
-    if (!indexed[d]) addRestDim(d);
-  if (sizes.size() > kMaxRank || indexShapes.size() > kMaxRank)
+  for (size_t d : layout.after)
+    addRestDim(d);
+  auto indexCount =
+      static_cast<size_t>(std::count(layout.indexed.begin(), layout.indexed.end(), true));
+  if (sizes.size() > kMaxRank || indexCount > kMaxRank)
     refuse("an indexed shape of rank " + std::to_string(sizes.size()) + ", past " +
            std::to_string(kMaxRank));
   ScatterArgs args{};
@@ -402,7 +382,7 @@ void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const 
     args.indexDimSizes[k] = out.size(slot);
     args.indexOutStrides[k] = out.strides()[slot];
     // The index read as broadcast to the block, at the iteration dims of the block.
-    size_t indexLead = blockRank - index->rank();
+    size_t indexLead = layout.block.size() - index->rank();
     for (size_t dim = 0; dim < sizes.size(); ++dim) {
       if (blockDimOf[dim] < 0) continue;
       auto b = static_cast<size_t>(blockDimOf[dim]);

@@ -1,7 +1,7 @@
 // Advanced indexing, self[i0, i1, ...] with integer index tensors (aten.index.Tensor) and its
-// writing form (aten.index_put), as their references in compiler/ops/data_movement.cpp define
-// them: the index tensors broadcast to one block shape B, which replaces the indexed dims (in
-// place when they are adjacent, in front otherwise); a `none` slot takes the whole dim.
+// writing form (aten.index_put), laid out as compiler/ops/advanced_indexing_layout.h says: the
+// index tensors broadcast to one block shape B, which replaces the indexed dims (in place when
+// they are adjacent, in front otherwise); a `none` slot takes the whole dim.
 //
 // Element (i, b, j) of the result, i over the dims of self before the block, b over B, j over
 // those after it, is element pre[i] + block[b] + post[j] of self: three offset tables, the
@@ -22,6 +22,7 @@
 #include "compiler/codegen/cpu/library/parallel_ranges.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/advanced_indexing_layout.h"
 #include "compiler/tensor/tensor.h"
 
 namespace loupe::library {
@@ -31,56 +32,29 @@ public:
   // `indices`: one slot per leading dim of self, null for none.
   IndexedOffsets(const Tensor& self, const std::vector<const Tensor*>& indices,
                  const std::string& op) {
-    size_t rank = self.rank();
-    std::vector<bool> indexed(rank, false);
-    std::vector<std::vector<int64_t>> indexShapes;
-    for (size_t d = 0; d < indices.size() && d < rank; ++d)
-      if (indices[d]) {
-        indexed[d] = true;
-        indexShapes.push_back(indices[d]->shape());
-      }
-    block_ = broadcast(indexShapes);
-    // Adjacent indexed dims keep their place; otherwise the block goes in front.
-    size_t first = rank, last = 0;
-    for (size_t d = 0; d < rank; ++d)
-      if (indexed[d]) first = std::min(first, d), last = d;
-    bool adjacent = true;
-    for (size_t d = first; d <= last && d < rank; ++d)
-      adjacent = adjacent && indexed[d];
-    std::vector<size_t> rest;
-    for (size_t d = 0; d < rank; ++d)
-      if (!indexed[d]) rest.push_back(d);
-    size_t before = 0;
-    if (adjacent)
-      while (before < rest.size() && rest[before] < first)
-        ++before;
+    const AdvancedIndexingLayout<int64_t> layout(self.rank(), indexSlotShapes(indices), op);
+    const std::vector<int64_t>& block = layout.block;
     const std::vector<int64_t>& strides = self.strides();
-    std::vector<size_t> preDims(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(before));
-    std::vector<size_t> postDims(rest.begin() + static_cast<ptrdiff_t>(before), rest.end());
-    pre_ = offsetsOver(self, preDims);
-    post_ = offsetsOver(self, postDims);
-    for (size_t d : preDims)
-      shape_.push_back(self.size(d));
-    shape_.insert(shape_.end(), block_.begin(), block_.end());
-    for (size_t d : postDims)
-      shape_.push_back(self.size(d));
+    pre_ = offsetsOver(self, layout.before);
+    post_ = offsetsOver(self, layout.after);
+    shape_ = layout.indexedShape(self.shape());
     // The post dims are self's innermost, densely: a run of post_.size() elements.
     postIsRun_ = true;
     for (size_t j = 0; j < post_.size(); ++j)
       postIsRun_ = postIsRun_ && post_[j] == static_cast<int64_t>(j);
     int64_t blockCount = 1;
-    for (int64_t size : block_)
+    for (int64_t size : block)
       blockCount *= size;
     block_offsets_.assign(static_cast<size_t>(blockCount), 0);
-    for (size_t d = 0; d < rank; ++d) {
-      if (!indexed[d]) continue;
+    for (size_t d = 0; d < self.rank(); ++d) {
+      if (!layout.indexed[d]) continue;
       const Tensor& index = *indices[d];
       // The index read as broadcast to the block: stride 0 along its broadcast dims.
-      std::vector<int64_t> broadcastStrides(block_.size(), 0);
-      size_t lead = block_.size() - index.rank();
+      std::vector<int64_t> broadcastStrides(block.size(), 0);
+      size_t lead = block.size() - index.rank();
       for (size_t k = 0; k < index.rank(); ++k)
         if (index.size(k) != 1) broadcastStrides[lead + k] = index.strides()[k];
-      Tensor spread = index.view(block_, broadcastStrides, index.offset()).contiguous();
+      Tensor spread = index.view(block, broadcastStrides, index.offset()).contiguous();
       for (int64_t b = 0; b < blockCount; ++b) {
         auto at = static_cast<int64_t>(spread.at(b));
         int64_t size = self.size(d);
@@ -126,19 +100,6 @@ public:
   const std::vector<int64_t>& blockOffsets() const { return block_offsets_; }
 
 private:
-  static std::vector<int64_t> broadcast(const std::vector<std::vector<int64_t>>& shapes) {
-    size_t rank = 0;
-    for (const auto& shape : shapes)
-      rank = std::max(rank, shape.size());
-    std::vector<int64_t> out(rank, 1);
-    for (const auto& shape : shapes)
-      for (size_t k = 0; k < shape.size(); ++k) {
-        int64_t& slot = out[rank - shape.size() + k];
-        if (shape[k] != 1) slot = shape[k];
-      }
-    return out;
-  }
-
   // Every element's offset in self over `dims` (row-major over them).
   static std::vector<int64_t> offsetsOver(const Tensor& self, const std::vector<size_t>& dims) {
     std::vector<int64_t> offsets = {0};
@@ -153,7 +114,7 @@ private:
     return offsets;
   }
 
-  std::vector<int64_t> block_, shape_, pre_, post_, block_offsets_;
+  std::vector<int64_t> shape_, pre_, post_, block_offsets_;
   bool postIsRun_ = true;
 };
 
