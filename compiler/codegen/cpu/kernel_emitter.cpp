@@ -284,11 +284,17 @@ private:
     std::vector<size_t> operands = innerOperands(true);
     declareContiguity(operands);
     openLoops(outer, true);
-    // Without outer dims the innermost loop is the one to share between threads.
+    // Without outer dims the innermost loop is the one to share between threads. On the
+    // combined construct the threshold names `parallel`: an `if` without that modifier applies
+    // to `simd` too (OpenMP 5.0), so below the threshold the loop ran without SIMD, and its
+    // vector math calls scalar, at 27 ns an element against 1.3 on one thread (a sigmoid, tanh
+    // and multiply-add chain over 4096 floats, AVX-512).
     std::string threshold = " if (total > " + std::to_string(kParallelThreshold) + ")";
     std::string parallel = "#pragma omp parallel for" + threshold;
-    std::string vectorised = outer.empty() ? "#pragma omp parallel for simd" + threshold
-                                           : std::string("#pragma omp simd");
+    std::string vectorised = outer.empty()
+                                 ? "#pragma omp parallel for simd if (parallel: total > " +
+                                       std::to_string(kParallelThreshold) + ")"
+                                 : std::string("#pragma omp simd");
     auto body = [&](const Addressing& element) {
       emitLoads(Space::Full, element);
       emitNodes(Space::Full);
