@@ -46,15 +46,23 @@ LOUPE_VECTOR_CLONES void averagePoolRows(const PoolGeometry& g, const AverageDiv
                                          const T* input, T* out, T* rowScale, int64_t firstRow,
                                          int64_t lastRow) {
   int64_t sh = g.stride[0], sw = g.stride[1];
+  // A row's scales depend on its window only through the window's clipped and padded heights:
+  // worked out again only when those change (at padded edges), not for every row, where a
+  // division per output cost more than the row's sums.
+  int64_t scaledCount = -1, scaledPadded = -1;
   for (int64_t row = firstRow; row < lastRow; ++row) {
     int64_t plane = row / g.outH, oh = row % g.outH;
     const T* planeInput = input + plane * g.inH * g.inW;
     T* sum = out + row * g.outW;
     AverageWindow h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
-    for (int64_t ow = 0; ow < g.outW; ++ow) {
-      sum[ow] = T(0);
-      rowScale[ow] = divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
+    if (h.last - h.first != scaledCount || h.padded != scaledPadded) {
+      scaledCount = h.last - h.first, scaledPadded = h.padded;
+      for (int64_t ow = 0; ow < g.outW; ++ow)
+        rowScale[ow] = divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
     }
+#pragma omp simd
+    for (int64_t ow = 0; ow < g.outW; ++ow)
+      sum[ow] = T(0);
     for (int64_t ih = h.first; ih < h.last; ++ih)
       for (int64_t kj = 0; kj < g.kernel[1]; ++kj) {
         int64_t offset = kj - g.padding[1];
@@ -86,18 +94,25 @@ void avgPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
 }
 
 // One plane's input gradient: zeroed, then each output's gradient times its scale added over
-// its window, tap by tap. `share` is scratch of outW elements.
+// its window, tap by tap. `share` and `rowScale` are scratch of outW elements each; the scales
+// are worked out again only where the window's heights change, as in the forward.
 template <typename T>
 LOUPE_VECTOR_CLONES void averagePoolBackwardPlane(const PoolGeometry& g,
                                                   const AverageDivisor& divisor, const T* grad,
-                                                  T* planeGrad, T* share) {
+                                                  T* planeGrad, T* share, T* rowScale) {
   int64_t sh = g.stride[0], sw = g.stride[1];
   std::fill(planeGrad, planeGrad + g.inH * g.inW, T(0));
+  int64_t scaledCount = -1, scaledPadded = -1;
   for (int64_t oh = 0; oh < g.outH; ++oh) {
     AverageWindow h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
+    if (h.last - h.first != scaledCount || h.padded != scaledPadded) {
+      scaledCount = h.last - h.first, scaledPadded = h.padded;
+      for (int64_t ow = 0; ow < g.outW; ++ow)
+        rowScale[ow] = divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
+    }
+#pragma omp simd
     for (int64_t ow = 0; ow < g.outW; ++ow)
-      share[ow] = grad[oh * g.outW + ow] *
-                  divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
+      share[ow] = grad[oh * g.outW + ow] * rowScale[ow];
     for (int64_t ih = h.first; ih < h.last; ++ih)
       for (int64_t kj = 0; kj < g.kernel[1]; ++kj) {
         int64_t offset = kj - g.padding[1];
@@ -119,13 +134,13 @@ void avgPool2dBackward(const std::vector<const Tensor*>& inputs, const AttrMap& 
   PoolGeometry g(*inputs[1], gradOut, attrs);
   AverageDivisor divisor(attrs);
   int parts = parallelParts(g.planes, g.inH * g.inW + g.outH * g.outW * g.kernel[0] * g.kernel[1]);
-  std::vector<T> shares(static_cast<size_t>(parts * g.outW));
+  std::vector<T> shares(static_cast<size_t>(parts * 2 * g.outW)); // share, then scales
   int64_t pooled = g.outH * g.outW, plane = g.inH * g.inW;
   parallelRanges(parts, g.planes, [&](int part, int64_t first, int64_t last) {
     for (int64_t p = first; p < last; ++p)
-      averagePoolBackwardPlane<T>(g, divisor, gradOut.dataAs<T>() + p * pooled,
-                                  outputs[0].dataAs<T>() + p * plane,
-                                  shares.data() + part * g.outW);
+      averagePoolBackwardPlane<T>(
+          g, divisor, gradOut.dataAs<T>() + p * pooled, outputs[0].dataAs<T>() + p * plane,
+          shares.data() + part * 2 * g.outW, shares.data() + part * 2 * g.outW + g.outW);
   });
 }
 
