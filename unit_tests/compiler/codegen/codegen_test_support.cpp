@@ -144,6 +144,10 @@ Tensor permutedRandom(DType dtype, const std::vector<int64_t>& shape,
 }
 
 Tensor transposedRandom(DType dtype, const std::vector<int64_t>& shape, unsigned seed) {
+  // Its last two dims swap: a rank below 2 has none to swap (and indexed past the order).
+  if (shape.size() < 2)
+    throw std::invalid_argument("transposedRandom needs a rank of 2 or more, got " +
+                                std::to_string(shape.size()));
   std::vector<size_t> order(shape.size());
   std::iota(order.begin(), order.end(), 0);
   std::swap(order[order.size() - 1], order[order.size() - 2]);

@@ -74,7 +74,7 @@ Tensor permutedRandom(DType dtype, const std::vector<int64_t>& shape,
                       const std::vector<size_t>& storageOrder, unsigned seed);
 
 // permutedRandom with the last two dims swapped in memory, as autograd often hands gradients
-// over.
+// over. Throws std::invalid_argument below rank 2.
 Tensor transposedRandom(DType dtype, const std::vector<int64_t>& shape, unsigned seed);
 
 // A graph of one `op` node over fresh inputs of `inputTypes`, returning every result.
