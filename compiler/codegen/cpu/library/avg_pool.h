@@ -39,6 +39,33 @@ struct AverageDivisor {
   }
 };
 
+// The factors of one output row's window sums, in scratch of outW elements. A row's factors
+// depend on its window only through the window's clipped and padded heights, so they are worked
+// out again only when those change (at padded edges), not for every row: a division per output
+// cost more than a 2x2 window's sums.
+template <typename T>
+class RowScales {
+public:
+  RowScales(const PoolGeometry& g, const AverageDivisor& divisor, T* scratch)
+      : g_(g), divisor_(divisor), scales_(scratch) {}
+
+  const T* of(const AverageWindow& h) {
+    if (h.last - h.first != count_ || h.padded != padded_) {
+      count_ = h.last - h.first, padded_ = h.padded;
+      for (int64_t ow = 0; ow < g_.outW; ++ow)
+        scales_[ow] = divisor_.scale<T>(
+            h, averageWindow(ow, g_.kernel[1], g_.stride[1], g_.padding[1], g_.inW));
+    }
+    return scales_;
+  }
+
+private:
+  const PoolGeometry& g_;
+  const AverageDivisor& divisor_;
+  T* scales_;
+  int64_t count_ = -1, padded_ = -1;
+};
+
 // Output rows [firstRow, lastRow) of every plane's rows in order, into `out`; `rowScale` is
 // scratch of outW elements.
 template <typename T>
@@ -46,20 +73,13 @@ LOUPE_VECTOR_CLONES void averagePoolRows(const PoolGeometry& g, const AverageDiv
                                          const T* input, T* out, T* rowScale, int64_t firstRow,
                                          int64_t lastRow) {
   int64_t sh = g.stride[0], sw = g.stride[1];
-  // A row's scales depend on its window only through the window's clipped and padded heights:
-  // worked out again only when those change (at padded edges), not for every row, where a
-  // division per output cost more than the row's sums.
-  int64_t scaledCount = -1, scaledPadded = -1;
+  RowScales<T> scales(g, divisor, rowScale);
   for (int64_t row = firstRow; row < lastRow; ++row) {
     int64_t plane = row / g.outH, oh = row % g.outH;
     const T* planeInput = input + plane * g.inH * g.inW;
     T* sum = out + row * g.outW;
     AverageWindow h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
-    if (h.last - h.first != scaledCount || h.padded != scaledPadded) {
-      scaledCount = h.last - h.first, scaledPadded = h.padded;
-      for (int64_t ow = 0; ow < g.outW; ++ow)
-        rowScale[ow] = divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
-    }
+    const T* scale = scales.of(h);
 #pragma omp simd
     for (int64_t ow = 0; ow < g.outW; ++ow)
       sum[ow] = T(0);
@@ -74,7 +94,7 @@ LOUPE_VECTOR_CLONES void averagePoolRows(const PoolGeometry& g, const AverageDiv
       }
 #pragma omp simd
     for (int64_t ow = 0; ow < g.outW; ++ow)
-      sum[ow] *= rowScale[ow];
+      sum[ow] *= scale[ow];
   }
 }
 
@@ -94,25 +114,20 @@ void avgPool2d(const std::vector<const Tensor*>& inputs, const AttrMap& attrs,
 }
 
 // One plane's input gradient: zeroed, then each output's gradient times its scale added over
-// its window, tap by tap. `share` and `rowScale` are scratch of outW elements each; the scales
-// are worked out again only where the window's heights change, as in the forward.
+// its window, tap by tap. `share` and `rowScale` are scratch of outW elements each.
 template <typename T>
 LOUPE_VECTOR_CLONES void averagePoolBackwardPlane(const PoolGeometry& g,
                                                   const AverageDivisor& divisor, const T* grad,
                                                   T* planeGrad, T* share, T* rowScale) {
   int64_t sh = g.stride[0], sw = g.stride[1];
   std::fill(planeGrad, planeGrad + g.inH * g.inW, T(0));
-  int64_t scaledCount = -1, scaledPadded = -1;
+  RowScales<T> scales(g, divisor, rowScale);
   for (int64_t oh = 0; oh < g.outH; ++oh) {
     AverageWindow h = averageWindow(oh, g.kernel[0], sh, g.padding[0], g.inH);
-    if (h.last - h.first != scaledCount || h.padded != scaledPadded) {
-      scaledCount = h.last - h.first, scaledPadded = h.padded;
-      for (int64_t ow = 0; ow < g.outW; ++ow)
-        rowScale[ow] = divisor.scale<T>(h, averageWindow(ow, g.kernel[1], sw, g.padding[1], g.inW));
-    }
+    const T* scale = scales.of(h);
 #pragma omp simd
     for (int64_t ow = 0; ow < g.outW; ++ow)
-      share[ow] = grad[oh * g.outW + ow] * rowScale[ow];
+      share[ow] = grad[oh * g.outW + ow] * scale[ow];
     for (int64_t ih = h.first; ih < h.last; ++ih)
       for (int64_t kj = 0; kj < g.kernel[1]; ++kj) {
         int64_t offset = kj - g.padding[1];
