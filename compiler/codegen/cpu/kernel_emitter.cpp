@@ -289,11 +289,10 @@ private:
     // to `simd` too (OpenMP 5.0), so below the threshold the loop ran without SIMD, and its
     // vector math calls scalar, at 27 ns an element against 1.3 on one thread (a sigmoid, tanh
     // and multiply-add chain over 4096 floats, AVX-512).
-    std::string threshold = " if (total > " + std::to_string(kParallelThreshold) + ")";
-    std::string parallel = "#pragma omp parallel for" + threshold;
+    std::string above = "total > " + std::to_string(kParallelThreshold);
+    std::string parallel = "#pragma omp parallel for if (" + above + ")";
     std::string vectorised = outer.empty()
-                                 ? "#pragma omp parallel for simd if (parallel: total > " +
-                                       std::to_string(kParallelThreshold) + ")"
+                                 ? "#pragma omp parallel for simd if (parallel: " + above + ")"
                                  : std::string("#pragma omp simd");
     auto body = [&](const Addressing& element) {
       emitLoads(Space::Full, element);
