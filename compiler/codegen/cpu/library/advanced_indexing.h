@@ -157,7 +157,7 @@ inline void indexGather(const std::vector<const Tensor*>& inputs, Tensor& out) {
     Word* to = out.dataAs<Word>();
     if (offsets.postIsOneElement()) {
       // One element per block position (nearest upsampling's gather): a plain loop over the
-      // block per pre index, which the compiler vectorises, instead of a visit per element.
+      // block per pre index, instead of a visitor call and a run test per element.
       const int64_t* blockOffsets = offsets.blockOffsets().data();
       int64_t blocks = offsets.blockCount();
       parallelRanges(parts, pre, [&](int, int64_t first, int64_t last) {
