@@ -354,12 +354,18 @@ class Copy:
     device_gbps: float | None
 
 
+def copier(device: torch.device, nbytes: int) -> Callable[[], object]:
+    """A .copy_() of a tensor of `nbytes` into another (2 * nbytes read and written)."""
+    source = torch.ones(max(1, nbytes // 4), dtype=torch.float32, device=device)
+    target = torch.empty_like(source)
+    return lambda: target.copy_(source)
+
+
 def copy_bandwidth(device: torch.device, nbytes: int, clock: Clock, args) -> Copy:
     """A large tensor's .copy_() into another."""
-    source = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
-    target = torch.empty_like(source)
-    ms = clock.median_ms(lambda: target.copy_(source), args.warmup, args.runs)
-    device_ms = clock.device_ms(lambda: target.copy_(source), DEVICE_TIMED_CALLS)
+    copy_once = copier(device, nbytes)
+    ms = clock.median_ms(copy_once, args.warmup, args.runs)
+    device_ms = clock.device_ms(copy_once, DEVICE_TIMED_CALLS)
     gbps = lambda ms: 2 * nbytes / (ms * 1e-3) / 1e9  # noqa: E731
     return Copy(gbps(ms), gbps(device_ms) if device_ms else None)
 
@@ -559,13 +565,6 @@ def first_call_in_this_process(spec: dict) -> None:
     report_seconds(Clock(device).first_call_s(fn)[0])
 
 
-def same_bytes_copy_ms(nbytes: int, device: torch.device, clock: Clock, args) -> float:
-    """The median of a .copy_() that reads and writes `nbytes` in all, timed as the rows are."""
-    source = torch.ones(max(1, nbytes // 8), dtype=torch.float32, device=device)
-    target = torch.empty_like(source)
-    return clock.median_ms(lambda: target.copy_(source), args.warmup, args.runs)
-
-
 def bench_case(case: Case, sizes: Sizes, device: torch.device, clock: Clock, args) -> list[Cell]:
     try:
         initial, inputs = place(case, sizes, device)
@@ -603,7 +602,8 @@ def bench_case(case: Case, sizes: Sizes, device: torch.device, clock: Clock, arg
                     cell.notes.append(f"fresh-process first call failed: {first_line(error)}")
     moved = next((c.bytes_moved for c in cells if c.bytes_moved), None)
     if moved:
-        copy_ms = same_bytes_copy_ms(moved, device, clock, args)
+        # A copy that reads and writes the case's bytes in all, timed as the rows are.
+        copy_ms = clock.median_ms(copier(device, moved // 2), args.warmup, args.runs)
         for cell in cells:
             cell.same_bytes_copy_ms = copy_ms
     return cells
