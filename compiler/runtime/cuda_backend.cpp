@@ -200,20 +200,34 @@ void CudaBackend::addGeneratedKernel(const std::string& kernel, const Node& node
 }
 
 bool CudaBackend::addLibraryKernel(const Node& node) {
-  bool fixed =
-      isCudaCopyOp(node.op()) || isCudaGatherOp(node, nullptr) || isCudaScatterOp(node, nullptr);
-  usesFixedKernels_ = usesFixedKernels_ || fixed;
-  return fixed;
+  // The fixed kernels' entries this node's launches may take, for buildKernels to build.
+  DType dtype = node.numResults() == 1 && node.result()->type().isTensor()
+                    ? node.result()->tensorType().dtype
+                    : DType::F32;
+  std::vector<size_t> entries;
+  if (isCudaCopyOp(node.op())) {
+    entries.push_back(CudaFixedKernels::copyEntry(dtype));
+  } else if (isCudaGatherOp(node, nullptr)) {
+    entries = CudaFixedKernels::gatherEntries(dtype);
+  } else if (isCudaScatterOp(node, nullptr)) {
+    if (auto entry =
+            CudaFixedKernels::scatterEntry(dtype, node.attrs().getBool("accumulate", false)))
+      entries.push_back(*entry);
+  }
+  fixedEntries_.insert(fixedEntries_.end(), entries.begin(), entries.end());
+  return !entries.empty();
 }
 
 std::map<std::string, KernelBuildRecord> CudaBackend::buildKernels() {
   std::map<std::string, KernelBuildRecord> records;
-  // The process's strided copy and row gather, when the graph runs one as a library kernel:
-  // built beside the graph's kernels (on a thread of its own), unless an earlier graph built
-  // them, so that its first call does not wait for NVRTC in the middle of the run. (A copy the
-  // runtime makes for a strided output builds them on first use.)
+  // The entries of the process's fixed kernels (strided copy, row gather, scatter) that the
+  // graph's library kernels may launch: built beside the graph's kernels (on a thread of their
+  // own), unless an earlier graph built them, so that its first call does not wait for NVRTC in
+  // the middle of the run. (A copy the runtime makes for a strided output builds its entry on
+  // first use.)
   std::future<void> fixed;
-  if (usesFixedKernels_) fixed = std::async(std::launch::async, [this] { fixed_->prepare(); });
+  if (!fixedEntries_.empty())
+    fixed = std::async(std::launch::async, [this] { fixed_->prepare(fixedEntries_); });
   if (kernels_.empty()) return records;
   cudaUseDevice(options_.device); // this may be a thread of its own
   std::vector<GeneratedCudaKernel> sources;

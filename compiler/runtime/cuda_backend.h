@@ -75,8 +75,8 @@ private:
   std::string arch_;
   void* stream_ = nullptr;
   std::vector<Kernel> kernels_;
-  CudaFixedKernels* fixed_ = nullptr; // the strided copy and the row gather: the process's
-  bool usesFixedKernels_ = false;     // a library kernel of the graph runs one of them
+  CudaFixedKernels* fixed_ = nullptr; // strided copy, row gather and scatter: the process's
+  std::vector<size_t> fixedEntries_;  // their entries the graph's library kernels may launch
   Tensor workspace_;                  // cuBLASLt's, allocated on first use
   // The split reductions' workspace: allocated when a launch first needs one, grown
   // geometrically, its counters zeroed once on allocation (each launch leaves them zero). The

@@ -1,15 +1,19 @@
 // The CUDA kernels that are not generated from a graph: the strided copy (a value copied between
 // layouts: an output that is a strided view, aten.clone of a strided tensor), the row gather
-// (aten.embedding) and the scatter (aten.index_put). Their source is fixed; one NVRTC build makes
-// them all, cached on disk like the generated kernels, once per process and device: the first graph
-// compiled for a device builds them in the background beside its own kernels
-// (CudaBackend::buildKernels), so no call waits for them (a first use before that builds them
-// then).
+// (aten.embedding) and the scatter (aten.index_put). Their source is fixed. Each entry (one
+// element size of the copy, one unit of the gather, one dtype of the scatter) is an NVRTC program
+// of its own, cached on disk like the generated kernels, built at most once per process and
+// device: a graph whose plan runs one of these kernels builds the entries it may launch in the
+// background beside its own kernels (CudaBackend::buildKernels), so no call waits for them; an
+// entry first needed elsewhere (a copy the runtime makes for a strided output) is built then.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
@@ -17,8 +21,10 @@
 
 namespace loupe {
 
-// The fixed kernels' source and entries, as one NVRTC build takes them.
-GeneratedCudaKernel cudaFixedKernelSource();
+class CudaModule;
+
+// The program of entry `entry` (below kEntryCount), as an NVRTC build takes it.
+GeneratedCudaKernel cudaFixedKernelSource(size_t entry);
 
 class CudaFixedKernels {
 public:
@@ -31,9 +37,18 @@ public:
   // for the life of the process.
   static CudaFixedKernels& forDevice(const NvrtcOptions& options, int device, int multiprocessors);
 
-  // Builds the kernels, or loads them from the kernel cache, unless that is done. A failure is
-  // not thrown here: the first use builds again and reports it. Safe from any thread.
-  void prepare();
+  // The entries, numbered 0 to kEntryCount - 1: the copy of elements of `dtype`; the gathers
+  // of a table of `dtype` (each launch takes the widest unit its sizes and addresses allow); the
+  // scatter that writes, or adds, `dtype` (none: no atomic add in that dtype).
+  static constexpr size_t kEntryCount = 17;
+  static size_t copyEntry(DType dtype);
+  static std::vector<size_t> gatherEntries(DType dtype);
+  static std::optional<size_t> scatterEntry(DType dtype, bool accumulate);
+
+  // Builds `entries` (concurrently), or loads them from the kernel cache, unless that is done.
+  // A failure is not thrown here: the first use builds again and reports it. Safe from any
+  // thread.
+  void prepare(const std::vector<size_t>& entries);
 
   // to = from: one shape and dtype, any strides, rank at most kMaxRank, on `stream`.
   static constexpr size_t kMaxRank = 8;
@@ -56,15 +71,16 @@ public:
                Tensor& out, void* stream);
 
 private:
-  struct Module;
-  Module& module(); // built on first need, under mutex_
+  void load(const std::vector<size_t>& entries); // builds what is missing, under mutex_
+  void* function(size_t entry);                  // built on first need
 
   NvrtcOptions options_;
   int device_;
   int multiprocessors_;
   std::mutex mutex_;
-  std::unique_ptr<Module> module_;
-  std::atomic<Module*> ready_{nullptr}; // module_ once built: what a launch reads without a lock
+  std::vector<std::unique_ptr<CudaModule>> modules_; // one per built entry, under mutex_
+  // Each entry's function once built: what a launch reads without a lock.
+  std::array<std::atomic<void*>, kEntryCount> functions_{};
 };
 
 } // namespace loupe

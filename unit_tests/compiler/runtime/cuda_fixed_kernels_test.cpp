@@ -1,12 +1,14 @@
-// The runtime's fixed CUDA kernels (strided copy, row gather, scatter) compile with NVRTC to an
-// sm_90 cubin with every entry the runtime loads, and none spills. NVRTC needs no GPU; skipped,
-// saying why, without NVRTC, unless LOUPE_REQUIRE_NVRTC=1 (CI), where that fails.
+// The runtime's fixed CUDA kernels (strided copy, row gather, scatter): each entry a program of
+// its own, chosen by what a launch moves, compiling with NVRTC to an sm_90 cubin without spills.
+// NVRTC needs no GPU; skipped, saying why, without NVRTC, unless LOUPE_REQUIRE_NVRTC=1 (CI), where
+// that fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <stdlib.h>
 
@@ -15,6 +17,31 @@
 
 namespace loupe {
 namespace {
+
+// The entry a launch takes is named by what it moves: the element size of the copy, the units
+// a gather of the table's dtype may use, the dtype a scatter writes or adds.
+TEST(CudaFixedKernels, EntriesAreChosenByWhatTheyMove) {
+  auto name = [](size_t entry) { return cudaFixedKernelSource(entry).entries.at(0); };
+  EXPECT_EQ(name(CudaFixedKernels::copyEntry(DType::F32)), "loupe_copy_4");
+  EXPECT_EQ(name(CudaFixedKernels::copyEntry(DType::BF16)), "loupe_copy_2");
+  EXPECT_EQ(name(CudaFixedKernels::copyEntry(DType::Bool)), "loupe_copy_1");
+  std::vector<std::string> gathers;
+  for (size_t entry : CudaFixedKernels::gatherEntries(DType::BF16))
+    gathers.push_back(name(entry));
+  EXPECT_EQ(gathers, (std::vector<std::string>{"loupe_gather_2", "loupe_gather_4", "loupe_gather_8",
+                                               "loupe_gather_16"}));
+  EXPECT_EQ(CudaFixedKernels::gatherEntries(DType::F64).size(), 2u);
+  EXPECT_EQ(name(*CudaFixedKernels::scatterEntry(DType::F32, true)), "loupe_scatter_add_f32");
+  EXPECT_EQ(name(*CudaFixedKernels::scatterEntry(DType::I64, true)), "loupe_scatter_add_i64");
+  EXPECT_EQ(name(*CudaFixedKernels::scatterEntry(DType::BF16, false)), "loupe_scatter_2");
+  EXPECT_FALSE(CudaFixedKernels::scatterEntry(DType::BF16, true).has_value());
+  // Every entry is a program of its own: its family's text and its one function.
+  for (size_t entry = 0; entry < CudaFixedKernels::kEntryCount; ++entry) {
+    GeneratedCudaKernel source = cudaFixedKernelSource(entry);
+    ASSERT_EQ(source.entries.size(), 1u);
+    EXPECT_EQ(source.source.find("__global__"), source.source.rfind("__global__")) << entry;
+  }
+}
 
 TEST(CudaFixedKernels, EveryEntryCompilesToAnSm90CubinWithoutSpills) {
   std::string why;
@@ -26,20 +53,19 @@ TEST(CudaFixedKernels, EveryEntryCompilesToAnSm90CubinWithoutSpills) {
   }
   std::string pattern = (std::filesystem::temp_directory_path() / "loupe-fixed-XXXXXX").string();
   std::string cache = mkdtemp(pattern.data());
-  GeneratedCudaKernel source = cudaFixedKernelSource();
-  CudaKernelBuild built = NvrtcCompiler(NvrtcOptions{.arch = "sm_90", .cacheDir = cache, .jobs = 1})
-                              .build({source})
-                              .front();
+  std::vector<GeneratedCudaKernel> sources;
+  for (size_t entry = 0; entry < CudaFixedKernels::kEntryCount; ++entry)
+    sources.push_back(cudaFixedKernelSource(entry));
+  std::vector<CudaKernelBuild> built =
+      NvrtcCompiler(NvrtcOptions{.arch = "sm_90", .cacheDir = cache}).build(sources);
   std::filesystem::remove_all(cache);
-  EXPECT_FALSE(built.cubin.empty());
-  ASSERT_EQ(built.entries.size(), source.entries.size());
-  for (std::string entry : {"loupe_copy_4", "loupe_gather_16", "loupe_scatter_add_f32",
-                            "loupe_scatter_add_i64", "loupe_scatter_8"})
-    EXPECT_NE(std::find(source.entries.begin(), source.entries.end(), entry), source.entries.end())
-        << entry;
-  for (const CudaEntryResources& entry : built.entries) {
-    EXPECT_EQ(entry.spillStoreBytes, 0) << entry.name;
-    EXPECT_EQ(entry.spillLoadBytes, 0) << entry.name;
+  ASSERT_EQ(built.size(), sources.size());
+  for (size_t entry = 0; entry < built.size(); ++entry) {
+    EXPECT_FALSE(built[entry].cubin.empty()) << sources[entry].entries[0];
+    ASSERT_EQ(built[entry].entries.size(), 1u);
+    EXPECT_EQ(built[entry].entries[0].name, sources[entry].entries[0]);
+    EXPECT_EQ(built[entry].entries[0].spillStoreBytes, 0) << sources[entry].entries[0];
+    EXPECT_EQ(built[entry].entries[0].spillLoadBytes, 0) << sources[entry].entries[0];
   }
 }
 
