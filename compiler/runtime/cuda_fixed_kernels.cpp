@@ -86,27 +86,27 @@ struct LoupeScatterArgs {
   const char* values;
   char* out;
 };
-template <typename T, bool Add, typename I>
+// R: the indexed shape's rank, K: the index tensors; both fixed per entry, so the loops unroll
+// exactly (with runtime bounds, unrolled to 8 by 8, each element ran about 400 instructions).
+template <typename T, bool Add, int R, int K, typename I>
 __device__ void loupe_scatter_as(const LoupeScatterArgs& a) {
   I n = (I)a.n;
   for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
     I rest = i;
     long long value = 0, to = 0;
-    long long at[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    long long at[K > 0 ? K : 1] = {};
 #pragma unroll
-    for (int d = 7; d >= 0; --d) {
-      if (d >= a.rank) continue;
+    for (int d = R - 1; d >= 0; --d) {
       I size = (I)a.sizes[d], coordinate = rest % size;
       rest /= size;
       value += (long long)coordinate * a.valueStrides[d];
       to += (long long)coordinate * a.outStrides[d];
 #pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < a.indexCount) at[k] += (long long)coordinate * a.indexStrides[k][d];
+      for (int k = 0; k < K; ++k)
+        at[k] += (long long)coordinate * a.indexStrides[k][d];
     }
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      if (k >= a.indexCount) continue;
+    for (int k = 0; k < K; ++k) {
       long long index = a.indexWide[k] ? ((const long long*)a.indices[k])[at[k]]
                                        : (long long)((const int*)a.indices[k])[at[k]];
       long long size = a.indexDimSizes[k];
@@ -119,10 +119,10 @@ __device__ void loupe_scatter_as(const LoupeScatterArgs& a) {
     else ((T*)a.out)[to] = v;
   }
 }
-template <typename T, bool Add>
+template <typename T, bool Add, int R, int K>
 __device__ void loupe_scatter(const LoupeScatterArgs& a) {
-  if (a.narrow) loupe_scatter_as<T, Add, unsigned int>(a);
-  else loupe_scatter_as<T, Add, long long>(a);
+  if (a.narrow) loupe_scatter_as<T, Add, R, K, unsigned int>(a);
+  else loupe_scatter_as<T, Add, R, K, long long>(a);
 }
 )";
 
@@ -167,34 +167,54 @@ const FixedFamily kScatterFamily{kScatterSource, "LoupeScatterArgs", sizeof(Scat
                                  "scatter: one value per thread"};
 
 struct FixedEntry {
-  const char* name;
+  std::string name;
   const FixedFamily* family;
-  const char* body;
+  std::string body;
 };
 
-// Copies by log2 of the element size, gathers by log2 of the unit size, the adding scatters by
-// dtype (scatterAddOffset), then the writing ones by log2 of the element size.
-const FixedEntry kEntries[] = {
-    {"loupe_copy_1", &kCopyFamily, "loupe_copy<unsigned char>(a);"},
-    {"loupe_copy_2", &kCopyFamily, "loupe_copy<unsigned short>(a);"},
-    {"loupe_copy_4", &kCopyFamily, "loupe_copy<unsigned int>(a);"},
-    {"loupe_copy_8", &kCopyFamily, "loupe_copy<unsigned long long>(a);"},
-    {"loupe_gather_1", &kGatherFamily, "loupe_gather<unsigned char>(a);"},
-    {"loupe_gather_2", &kGatherFamily, "loupe_gather<unsigned short>(a);"},
-    {"loupe_gather_4", &kGatherFamily, "loupe_gather<unsigned int>(a);"},
-    {"loupe_gather_8", &kGatherFamily, "loupe_gather<unsigned long long>(a);"},
-    {"loupe_gather_16", &kGatherFamily, "loupe_gather<uint4>(a);"},
-    {"loupe_scatter_add_f32", &kScatterFamily, "loupe_scatter<float, true>(a);"},
-    {"loupe_scatter_add_f64", &kScatterFamily, "loupe_scatter<double, true>(a);"},
-    {"loupe_scatter_add_i32", &kScatterFamily, "loupe_scatter<int, true>(a);"},
-    {"loupe_scatter_add_i64", &kScatterFamily, "loupe_scatter<unsigned long long, true>(a);"},
-    {"loupe_scatter_1", &kScatterFamily, "loupe_scatter<unsigned char, false>(a);"},
-    {"loupe_scatter_2", &kScatterFamily, "loupe_scatter<unsigned short, false>(a);"},
-    {"loupe_scatter_4", &kScatterFamily, "loupe_scatter<unsigned int, false>(a);"},
-    {"loupe_scatter_8", &kScatterFamily, "loupe_scatter<unsigned long long, false>(a);"},
+// The entries: copies by log2 of the element size (from kCopyFirst), gathers by log2 of the unit
+// size (from kGatherFirst), then the scatters (from kScatterFirst) by element kind (kScatterKinds:
+// the adding ones by dtype, then the writing ones by log2 of the element size), indexed rank
+// 0 to kMaxRank and index count 0 to kMaxRank.
+constexpr size_t kCopyFirst = 0, kGatherFirst = 4, kScatterFirst = 9;
+constexpr size_t kRanks = CudaFixedKernels::kMaxRank + 1;
+struct ScatterKind {
+  const char* name;
+  const char* type;
+  bool add;
 };
-static_assert(std::size(kEntries) == CudaFixedKernels::kEntryCount);
-constexpr size_t kCopyFirst = 0, kGatherFirst = 4, kScatterAddFirst = 9, kScatterFirst = 13;
+constexpr ScatterKind kScatterKinds[] = {
+    {"add_f32", "float", true},    {"add_f64", "double", true},
+    {"add_i32", "int", true},      {"add_i64", "unsigned long long", true},
+    {"1", "unsigned char", false}, {"2", "unsigned short", false},
+    {"4", "unsigned int", false},  {"8", "unsigned long long", false},
+};
+static_assert(kScatterFirst + std::size(kScatterKinds) * kRanks * kRanks ==
+              CudaFixedKernels::kEntryCount);
+
+FixedEntry entryAt(size_t entry) {
+  static const char* const kUnitTypes[] = {"unsigned char", "unsigned short", "unsigned int",
+                                           "unsigned long long", "uint4"};
+  if (entry < kGatherFirst) {
+    size_t log = entry - kCopyFirst;
+    return {"loupe_copy_" + std::to_string(size_t{1} << log), &kCopyFamily,
+            std::string("loupe_copy<") + kUnitTypes[log] + ">(a);"};
+  }
+  if (entry < kScatterFirst) {
+    size_t log = entry - kGatherFirst;
+    return {"loupe_gather_" + std::to_string(size_t{1} << log), &kGatherFamily,
+            std::string("loupe_gather<") + kUnitTypes[log] + ">(a);"};
+  }
+  size_t rest = entry - kScatterFirst;
+  size_t indexCount = rest % kRanks, rank = rest / kRanks % kRanks;
+  const ScatterKind& kind = kScatterKinds[rest / kRanks / kRanks];
+  std::string shape = std::to_string(rank) + ", " + std::to_string(indexCount);
+  return {std::string("loupe_scatter_") + kind.name + "_r" + std::to_string(rank) + "_k" +
+              std::to_string(indexCount),
+          &kScatterFamily,
+          std::string("loupe_scatter<") + kind.type + ", " + (kind.add ? "true" : "false") + ", " +
+              shape + ">(a);"};
+}
 
 // log2 of a power-of-two byte count up to 16.
 size_t log2Bytes(size_t bytes) {
@@ -212,7 +232,9 @@ unsigned gridFor(int64_t n, int multiprocessors) {
 } // namespace
 
 GeneratedCudaKernel cudaFixedKernelSource(size_t entry) {
-  const FixedEntry& e = kEntries[entry];
+  if (entry >= CudaFixedKernels::kEntryCount)
+    throw Error("runtime", "no fixed CUDA kernel entry " + std::to_string(entry));
+  FixedEntry e = entryAt(entry);
   std::string source = std::string(e.family->source) + "extern \"C\" __global__ void " + e.name +
                        "(" + e.family->args + " a) { " + e.body + " }\n";
   return {std::move(source), {e.name}, e.family->strategy};
@@ -229,20 +251,24 @@ std::vector<size_t> CudaFixedKernels::gatherEntries(DType dtype) {
   return entries;
 }
 
-std::optional<size_t> CudaFixedKernels::scatterEntry(DType dtype, bool accumulate) {
-  if (!accumulate) return kScatterFirst + log2Bytes(dtypeSize(dtype));
-  switch (dtype) {
-  case DType::F32:
-    return kScatterAddFirst;
-  case DType::F64:
-    return kScatterAddFirst + 1;
-  case DType::I32:
-    return kScatterAddFirst + 2;
-  case DType::I64:
-    return kScatterAddFirst + 3;
-  default:
+std::optional<size_t> CudaFixedKernels::scatterEntry(DType dtype, bool accumulate, size_t rank,
+                                                     size_t indexCount) {
+  if (rank > kMaxRank || indexCount > kMaxRank) return std::nullopt;
+  size_t kind = 0;
+  if (!accumulate) {
+    kind = 4 + log2Bytes(dtypeSize(dtype));
+  } else if (dtype == DType::F32) {
+    kind = 0;
+  } else if (dtype == DType::F64) {
+    kind = 1;
+  } else if (dtype == DType::I32) {
+    kind = 2;
+  } else if (dtype == DType::I64) {
+    kind = 3;
+  } else {
     return std::nullopt;
   }
+  return kScatterFirst + (kind * kRanks + rank) * kRanks + indexCount;
 }
 
 CudaFixedKernels::CudaFixedKernels(NvrtcOptions options, int device, int multiprocessors)
@@ -283,10 +309,10 @@ void CudaFixedKernels::load(const std::vector<size_t>& entries) {
     sources.push_back(cudaFixedKernelSource(entry));
   std::vector<CudaKernelBuild> built = NvrtcCompiler(options_).build(sources); // concurrently
   for (size_t m = 0; m < missing.size(); ++m) {
-    const FixedEntry& e = kEntries[missing[m]];
+    FixedEntry e = entryAt(missing[m]);
     auto module = std::make_unique<CudaModule>(built[m].cubin, device_);
     void* function = module->function(e.name);
-    cudaCheckParameter(function, e.family->argBytes, std::string("kernel ") + e.name);
+    cudaCheckParameter(function, e.family->argBytes, "kernel " + e.name);
     modules_.push_back(std::move(module));
     functions_[missing[m]].store(function, std::memory_order_release);
   }
@@ -369,8 +395,8 @@ void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const 
       refuse("index " + std::to_string(d) + " is " + indices[d]->describe() +
              ", not int64 or int32");
   if (values.dtype() != out.dtype()) refuse("values " + values.describe() + " of another dtype");
-  std::optional<size_t> entry = scatterEntry(out.dtype(), accumulate);
-  if (!entry) refuse("no atomic add in " + std::string(dtypeName(out.dtype())));
+  if (!scatterEntry(out.dtype(), accumulate, 0, 0))
+    refuse("no atomic add in " + std::string(dtypeName(out.dtype())));
   // The iteration (indexed) shape: per dim, its size, out's stride (0 in the block) and, for a
   // block dim, its position in the block.
   std::vector<int64_t> sizes, outStrides;
@@ -391,7 +417,8 @@ void CudaFixedKernels::scatter(const std::vector<const Tensor*>& indices, const 
     addRestDim(d);
   auto indexCount =
       static_cast<size_t>(std::count(layout.indexed.begin(), layout.indexed.end(), true));
-  if (sizes.size() > kMaxRank || indexCount > kMaxRank)
+  std::optional<size_t> entry = scatterEntry(out.dtype(), accumulate, sizes.size(), indexCount);
+  if (!entry)
     refuse("an indexed shape of rank " + std::to_string(sizes.size()) + ", past " +
            std::to_string(kMaxRank));
   ScatterArgs args{};

@@ -39,11 +39,15 @@ public:
 
   // The entries, numbered 0 to kEntryCount - 1: the copy of elements of `dtype`; the gathers
   // of a table of `dtype` (each launch takes the widest unit its sizes and addresses allow); the
-  // scatter that writes, or adds, `dtype` (none: no atomic add in that dtype).
-  static constexpr size_t kEntryCount = 17;
+  // scatter that writes, or adds, `dtype` over an indexed shape of rank `rank` with
+  // `indexCount` index tensors (none: no atomic add in that dtype, or past kMaxRank). The
+  // scatter's loops unroll to its rank and index count, so each pair is an entry of its own.
+  static constexpr size_t kMaxRank = 8;
+  static constexpr size_t kEntryCount = 4 + 5 + 8 * (kMaxRank + 1) * (kMaxRank + 1);
   static size_t copyEntry(DType dtype);
   static std::vector<size_t> gatherEntries(DType dtype);
-  static std::optional<size_t> scatterEntry(DType dtype, bool accumulate);
+  static std::optional<size_t> scatterEntry(DType dtype, bool accumulate, size_t rank,
+                                            size_t indexCount);
 
   // Builds `entries` (concurrently), or loads them from the kernel cache, unless that is done.
   // A failure is not thrown here: the first use builds again and reports it. Safe from any
@@ -51,7 +55,6 @@ public:
   void prepare(const std::vector<size_t>& entries);
 
   // to = from: one shape and dtype, any strides, rank at most kMaxRank, on `stream`.
-  static constexpr size_t kMaxRank = 8;
   void copy(const Tensor& from, Tensor& to, void* stream);
 
   // out[i, :] = table[indices[i], :] on `stream`: `table` is [rows, width] with a unit column
