@@ -30,12 +30,18 @@ std::string gatherLoad(const Node& gather, const GroupAnalysis& group,
                                  group.inputs.begin());
   size_t first = *inPlaceGatherFirstDim(gather);
   const Shape& shape = source->tensorType().shape;
+  auto which = std::find(group.gathers.begin(), group.gathers.end(), &gather);
+  bool inBounds =
+      which != group.gathers.end() &&
+      group.gatherIndicesInBounds.at(static_cast<size_t>(which - group.gathers.begin()));
   std::string offset;
   for (size_t d = 0; d < shape.size(); ++d) {
     std::string at = "i" + std::to_string(d);
     if (d >= first) {
-      at = "loupe_gather_index(static_cast<int64_t>(" + names.at(gather.operand(d + 1)) + "), " +
-           sizeText(shape[d], group.scalars) + ")";
+      std::string index = "static_cast<int64_t>(" + names.at(gather.operand(d + 1)) + ")";
+      at = inBounds
+               ? index
+               : "loupe_gather_index(" + index + ", " + sizeText(shape[d], group.scalars) + ")";
       if (indexType != "int64_t") at = "static_cast<" + indexType + ">(" + at + ")";
     }
     offset += (offset.empty() ? "" : " + ") + at + " * " + stride(p, d);

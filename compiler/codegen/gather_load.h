@@ -2,7 +2,9 @@
 // body, which every device's generator spells the same way: the gathered input p<k> at the loop
 // indices i<d> for the dims before the first indexed one, and at each index tensor's value for
 // the rest, a negative index counted from the end and any index clamped into its dim
-// (loupe_gather_index, in both kernel preludes), so a kernel never reads outside the input.
+// (loupe_gather_index, in both kernel preludes), so a kernel never reads outside the input; an
+// index the group analysis proved within its dim (a constant: GroupAnalysis::
+// gatherIndicesInBounds) is read as it is.
 #pragma once
 
 #include <functional>

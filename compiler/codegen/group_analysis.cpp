@@ -2,6 +2,7 @@
 #include "compiler/codegen/group_analysis.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "compiler/codegen/kernel_signature.h"
@@ -123,6 +124,35 @@ void analyzeGathers(GroupAnalysis& group) {
   for (const Value* output : group.outputs)
     if (group.isGathered(output))
       throw Unsupported{"gathered value " + valueName(output) + " is an output of the group"};
+}
+
+// Whether each index of every gather is proven within its dim: the index operand is a group input
+// that stands for a loupe.constant of the enclosing graph (the fused node's operand at the same
+// place; a lone node's operand itself), every value of it an integer in [0, size).
+void proveGatherIndicesInBounds(GroupAnalysis& group, const Node& node) {
+  auto constantData = [&](const Value* operand) -> std::optional<std::vector<double>> {
+    auto input = std::find(group.inputs.begin(), group.inputs.end(), operand);
+    if (input == group.inputs.end()) return std::nullopt; // computed inside the group
+    auto position = static_cast<size_t>(input - group.inputs.begin());
+    const Value* outer = node.op() == "loupe.fused" ? node.operand(position) : operand;
+    const Node* producer = outer ? outer->definingNode() : nullptr;
+    if (!producer || producer->op() != "loupe.constant") return std::nullopt;
+    return producer->attrs().getFloats("data");
+  };
+  for (const Node* gather : group.gathers) {
+    const Shape& shape = gather->operand(0)->tensorType().shape;
+    bool proven = true;
+    for (size_t d = *inPlaceGatherFirstDim(*gather); d < shape.size() && proven; ++d) {
+      auto data = constantData(gather->operand(d + 1));
+      proven = data && shape[d].isConstant();
+      for (size_t i = 0; proven && i < data->size(); ++i) {
+        double index = (*data)[i];
+        proven = index >= 0 && index < static_cast<double>(*shape[d].constant()) &&
+                 index == static_cast<double>(static_cast<int64_t>(index));
+      }
+    }
+    group.gatherIndicesInBounds.push_back(proven);
+  }
 }
 
 std::vector<size_t> reducedDimsOf(const Node& reduction, size_t rank) {
@@ -297,6 +327,7 @@ GroupAnalysis analyzeGroup(const Node& node, const OpRegistry& registry) {
     throw Unsupported{"the group has more than one reduction (only a row group may)"};
   collectScalars(group, registry);
   analyzeGathers(group);
+  proveGatherIndicesInBounds(group, node);
   for (const Value* input : group.inputs)
     if (!input || !input->type().isTensor())
       throw Unsupported{"the group has an absent or index-typed input"};

@@ -1,7 +1,8 @@
 // Gathers read in the generated kernel that consumes them (compiler/ops/in_place_gather.h):
 // bilinear upsampling's four gathers and their weighted sum as one loop, against the reference,
 // through a strided input with a symbolic gathered size; negative indices counted from the end
-// and indices out of range clamped; what generated code refuses, with the reason.
+// and indices out of range clamped, constant ones within range read as they are; what generated
+// code refuses, with the reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,6 +84,48 @@ graph @clamped(%x: f32[3,4], %i: i64[6], %z: f32[3,6]) -> (f32[3,6]) {
     for (int64_t j = 0; j < 6; ++j)
       EXPECT_EQ(y.at(row * 6 + j), x.at(row * 4 + expectedColumn[j]))
           << "row " << row << " column " << j;
+}
+
+// Constant indices (what constant folding leaves of upsampling's index arithmetic) that are all
+// within their dim are read as they are: no clamp, which more than doubled the time of a
+// bilinear upsampling's loop, and match the reference. One constant out of range, or an index
+// the kernel reads from a graph input, keeps the clamp.
+TEST(GatherKernel, ConstantIndicesWithinTheirDimAreReadWithoutAClamp) {
+  auto lir = [](const std::string& data) {
+    return R"(
+graph @constant_indices(%x: f32[3,4], %z: f32[3,6], %j: i64[6]) -> (f32[3,6], f32[3,6]) {
+  %i = loupe.constant() {data=)" +
+           data + R"(, dtype=i64, shape=[6]} : i64[6]
+  %g = aten._unsafe_index.Tensor(%x, none, %i) : f32[3,6]
+  %y = aten.add.Tensor(%g, %z) {alpha=1} : f32[3,6]
+  %h = aten._unsafe_index.Tensor(%x, none, %j) : f32[3,6]
+  %w = aten.add.Tensor(%h, %z) {alpha=1} : f32[3,6]
+  return %y, %w
+})";
+  };
+  for (auto [data, inBounds] :
+       {std::pair<std::string, bool>{"[3.0, 0.0, 2.0, 3.0, 1.0, 0.0]", true},
+        {"[3.0, 0.0, 2.0, 4.0, 1.0, 0.0]", false},
+        {"[3.0, 0.0, -1.0, 3.0, 1.0, 0.0]", false}}) {
+    SCOPED_TRACE(data);
+    std::unique_ptr<Graph> graph = fusedGraph(lir(data), {"pointwise-fusion"});
+    std::vector<const Node*> fused;
+    for (const Node* node : graph->nodes())
+      if (node->op() == "loupe.fused") fused.push_back(node);
+    ASSERT_EQ(fused.size(), 2u);
+    for (const Node* group : fused) {
+      bool constantIndex = group->operand(0)->definingNode() != nullptr ||
+                           group->operand(1)->definingNode() != nullptr;
+      std::string source = generateCpuKernel(*group, "k").source;
+      bool clamps = source.find("loupe_gather_index(static_cast") != std::string::npos;
+      EXPECT_EQ(clamps, !(constantIndex && inBounds)) << source;
+    }
+    // The reference raises on an index out of range (the clamping test above covers those).
+    if (inBounds)
+      expectGeneratedMatchesReference(*graph, {transposedRandom(DType::F32, {3, 4}, 5),
+                                               randomTensor(DType::F32, {3, 6}, 6),
+                                               indices({1, 3, 0, 2, 2, 1}, {6})});
+  }
 }
 
 TEST(GatherKernel, RefusesAGatherOfAValueTheGroupComputesOrReadsInPlace) {

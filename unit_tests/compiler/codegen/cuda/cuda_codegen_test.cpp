@@ -144,6 +144,21 @@ TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
   EXPECT_EQ(layout.signature.gathered.front(), true);
 }
 
+// Constant indices within their dim are read as they are, on the GPU as on the CPU
+// (GroupAnalysis::gatherIndicesInBounds).
+TEST(CudaCodegen, ConstantIndicesWithinTheirDimAreReadWithoutAClamp) {
+  auto graph = testing::fusedGraph(testing::kConstantIndexGatherGraph);
+  const Node* fused = nullptr;
+  for (const Node* node : graph->nodes())
+    if (node->op() == "loupe.fused") fused = node;
+  ASSERT_NE(fused, nullptr);
+  GeneratedCudaKernel kernel = generateCudaKernel(*fused, "k1");
+  EXPECT_EQ(kernel.source.find("loupe_gather_index(static_cast"), std::string::npos)
+      << kernel.source;
+  EXPECT_NE(kernel.source.find("static_cast<int32_t>(static_cast<int64_t>(x"), std::string::npos)
+      << kernel.source;
+}
+
 TEST(CudaCodegen, RefusesWhatItCannotGenerateWithAReason) {
   auto graph = parseGraph(R"(
 graph @g(%a: f32[4,8], %b: f32[8,4]) -> (f32[4,4]) {

@@ -25,6 +25,16 @@ fusedGraph(const std::string& text, const std::vector<std::string>& passes = def
   return graph;
 }
 
+// A gather at constant indices, every one within its dim (what constant folding leaves of
+// upsampling's index arithmetic): read without a clamp (GroupAnalysis::gatherIndicesInBounds).
+inline const char* const kConstantIndexGatherGraph = R"(
+graph @constant_gather(%x: f32[3,4], %z: f32[3,6]) -> (f32[3,6]) {
+  %i = loupe.constant() {data=[3.0, 0.0, 2.0, 3.0, 1.0, 0.0], dtype=i64, shape=[6]} : i64[6]
+  %g = aten._unsafe_index.Tensor(%x, none, %i) : f32[3,6]
+  %y = aten.add.Tensor(%g, %z) {alpha=1} : f32[3,6]
+  return %y
+})";
+
 // Bilinear upsampling of relu(x) as torch decomposes it (upsample_bilinear2d): four gathers of
 // x's neighbours, weighted along the columns then the rows. The input's gathered height is
 // symbolic; the row indices are i64, the column ones i32. After fusion, the relu is one kernel and

@@ -176,6 +176,7 @@ graph @split_reductions(%x: f32[s0,s1], %b: bf16[s0,s1]) -> (f32[s0], f32[s0], f
   // Bilinear upsampling as torch decomposes it: four gathers read where their weighted sum is
   // computed (a symbolic gathered size, i32 indices).
   graphs.push_back(testing::kBilinearUpsamplingGraph);
+  graphs.push_back(testing::kConstantIndexGatherGraph);
   return graphs;
 }
 
