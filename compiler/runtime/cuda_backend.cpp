@@ -210,17 +210,9 @@ bool CudaBackend::addLibraryKernel(const Node& node) {
   } else if (isCudaGatherOp(node, nullptr)) {
     entries = CudaFixedKernels::gatherEntries(dtype);
   } else if (isCudaScatterOp(node, nullptr)) {
-    // The indexed shape: self's dims that no index tensor indexes, and the block the index
-    // tensors broadcast to (the rank of the longest).
-    size_t indexCount = 0, blockRank = 0;
-    for (size_t i = 1; i + 1 < node.numOperands(); ++i)
-      if (const Value* index = node.operand(i)) {
-        ++indexCount;
-        blockRank = std::max(blockRank, index->tensorType().rank());
-      }
-    size_t rank = node.result()->tensorType().rank() - indexCount + blockRank;
+    CudaScatterShape shape = cudaScatterShape(node);
     if (auto entry = CudaFixedKernels::scatterEntry(
-            dtype, node.attrs().getBool("accumulate", false), rank, indexCount))
+            dtype, node.attrs().getBool("accumulate", false), shape.rank, shape.indexCount))
       entries.push_back(*entry);
   }
   fixedEntries_.insert(fixedEntries_.end(), entries.begin(), entries.end());

@@ -86,28 +86,32 @@ bool isCudaGatherOp(const Node& node, std::string* whyNot) {
   return true;
 }
 
+CudaScatterShape cudaScatterShape(const Node& node) {
+  CudaScatterShape shape;
+  size_t blockRank = 0;
+  for (size_t i = 1; i + 1 < node.numOperands(); ++i)
+    if (const Value* index = node.operand(i)) {
+      ++shape.indexCount;
+      blockRank = std::max(blockRank, index->tensorType().rank());
+    }
+  shape.rank = node.result()->tensorType().rank() - shape.indexCount + blockRank;
+  return shape;
+}
+
 bool isCudaScatterOp(const Node& node, std::string* whyNot) {
   if (node.op() != "aten.index_put") return refuse(whyNot, "not an index_put");
   if (node.numOperands() < 3 || node.numResults() != 1 || !node.operand(0) ||
       !node.operand(node.numOperands() - 1))
     return refuse(whyNot, "aten.index_put without self, an index and values");
-  size_t indices = 0;
   for (size_t i = 1; i + 1 < node.numOperands(); ++i) {
     const Value* index = node.operand(i);
     if (!index) continue;
-    ++indices;
     DType dtype = index->tensorType().dtype;
     if (dtype != DType::I64 && dtype != DType::I32)
       return refuse(whyNot, "the scatter takes int64 or int32 indices, not " +
                                 std::string(dtypeName(dtype)));
   }
-  // The indexed shape has at most self's rank less the indexed dims plus the block's rank.
-  size_t rank = node.result()->tensorType().rank() - indices;
-  size_t blockRank = 0;
-  for (size_t i = 1; i + 1 < node.numOperands(); ++i)
-    if (const Value* index = node.operand(i))
-      blockRank = std::max(blockRank, index->tensorType().rank());
-  if (rank + blockRank > 8)
+  if (cudaScatterShape(node).rank > 8)
     return refuse(whyNot, "the scatter takes indexed shapes of rank 8 at most");
   DType dtype = node.result()->tensorType().dtype;
   bool adds =

@@ -34,6 +34,15 @@ bool isCudaGatherOp(const Node& node, std::string* whyNot);
 // (compiler/runtime/cuda_fixed_kernels.h) into a copy of self. When not, *whyNot says why.
 bool isCudaScatterOp(const Node& node, std::string* whyNot);
 
+// The shape the scatter kernel of an aten.index_put iterates: its rank (self's dims that no index
+// tensor indexes, and the block the index tensors broadcast to, of the longest one's rank) and
+// the number of index tensors. The runtime's scatter picks its entry by both.
+struct CudaScatterShape {
+  size_t rank = 0;
+  size_t indexCount = 0;
+};
+CudaScatterShape cudaScatterShape(const Node& node);
+
 // A factory op whose every element is one value (fillsOneValue, compiler/ops/factory.h:
 // zeros_like, full, new_zeros, ...) as a memset of the value's bytes: words of 1, 2 or 4 bytes, or
 // of 8 when the value's two 4-byte halves are the same (any 0), filled as twice as many 4-byte

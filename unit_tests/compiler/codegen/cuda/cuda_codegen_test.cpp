@@ -159,6 +159,29 @@ TEST(CudaCodegen, ConstantIndicesWithinTheirDimAreReadWithoutAClamp) {
       << kernel.source;
 }
 
+// The scatter's shape, by which the runtime picks its entry: self's dims no index tensor indexes,
+// then the block the index tensors broadcast to. Upsampling's gradient (two index tensors over a
+// [2,3,4,5] self) iterates a rank-4 shape; one past rank 8 is refused, saying so.
+TEST(CudaCodegen, TheScatterShapeIsTheUnindexedDimsAndTheIndexBlock) {
+  auto graph = parseGraph(R"(
+graph @scatters(%x: f32[2,3,4,5], %h: i64[8,1], %w: i64[10], %v: f32[2,3,8,10], %y: f32[2,2,2,2,2,2,2,2], %i: i64[2,2,2], %u: f32[2,2,2,2,2,2,2,2,2,2]) -> (f32[2,3,4,5], f32[2,2,2,2,2,2,2,2]) {
+  %a = aten.index_put(%x, none, none, %h, %w, %v) {accumulate=true} : f32[2,3,4,5]
+  %b = aten.index_put(%y, %i, %u) {accumulate=false} : f32[2,2,2,2,2,2,2,2]
+  return %a, %b
+})");
+  const Node* upsampling = graph->nodes().at(0);
+  CudaScatterShape shape = cudaScatterShape(*upsampling);
+  EXPECT_EQ(shape.rank, 4u);
+  EXPECT_EQ(shape.indexCount, 2u);
+  std::string why;
+  EXPECT_TRUE(isCudaScatterOp(*upsampling, &why)) << why;
+  // The seven dims no index tensor indexes and a block of rank 3: rank 10.
+  const Node* wide = graph->nodes().at(1);
+  EXPECT_EQ(cudaScatterShape(*wide).rank, 10u);
+  EXPECT_FALSE(isCudaScatterOp(*wide, &why));
+  EXPECT_NE(why.find("rank 8 at most"), std::string::npos) << why;
+}
+
 TEST(CudaCodegen, RefusesWhatItCannotGenerateWithAReason) {
   auto graph = parseGraph(R"(
 graph @g(%a: f32[4,8], %b: f32[8,4]) -> (f32[4,4]) {
