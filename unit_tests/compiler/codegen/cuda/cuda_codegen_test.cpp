@@ -124,9 +124,7 @@ graph @g(%x: f64[16,8]) -> (f64[1,8]) {
 // bits.
 TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
   auto graph = testing::fusedGraph(testing::kBilinearUpsamplingGraph);
-  const Node* fused = nullptr;
-  for (const Node* node : graph->nodes())
-    if (node->op() == "loupe.fused") fused = node;
+  const Node* fused = testing::onlyFusedNode(*graph);
   ASSERT_NE(fused, nullptr);
   GeneratedCudaKernel kernel = generateCudaKernel(*fused, "k1");
   EXPECT_EQ(kernel.entries, (std::vector<std::string>{"loupe_k1_narrow", "loupe_k1"}));
@@ -148,9 +146,7 @@ TEST(CudaCodegen, GathersAreReadInTheStridedEntry) {
 // (GroupAnalysis::gatherIndicesInBounds).
 TEST(CudaCodegen, ConstantIndicesWithinTheirDimAreReadWithoutAClamp) {
   auto graph = testing::fusedGraph(testing::kConstantIndexGatherGraph);
-  const Node* fused = nullptr;
-  for (const Node* node : graph->nodes())
-    if (node->op() == "loupe.fused") fused = node;
+  const Node* fused = testing::onlyFusedNode(*graph);
   ASSERT_NE(fused, nullptr);
   GeneratedCudaKernel kernel = generateCudaKernel(*fused, "k1");
   EXPECT_EQ(kernel.source.find("loupe_gather_index(static_cast"), std::string::npos)

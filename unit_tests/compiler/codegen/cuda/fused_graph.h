@@ -3,6 +3,8 @@
 // graphs both devices' generator tests compile.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +25,17 @@ fusedGraph(const std::string& text, const std::vector<std::string>& passes = def
   addPasses(manager, passes);
   manager.run(*graph, context);
   return graph;
+}
+
+// The graph's one loupe.fused node (null without one; a failure when there are more).
+inline const Node* onlyFusedNode(const Graph& graph) {
+  const Node* fused = nullptr;
+  for (const Node* node : graph.nodes())
+    if (node->op() == "loupe.fused") {
+      EXPECT_EQ(fused, nullptr) << "more than one fused group";
+      fused = node;
+    }
+  return fused;
 }
 
 // A gather at constant indices, every one within its dim (what constant folding leaves of
