@@ -189,7 +189,7 @@ class GruSteps(nn.Module):
         self.cell = nn.GRUCell(width, width)
 
     def forward(self, x):
-        h = torch.zeros(x.shape[0], x.shape[2], dtype=x.dtype)
+        h = torch.zeros(x.shape[0], x.shape[2], dtype=x.dtype, device=x.device)
         for t in range(x.shape[1]):
             h = self.cell(x[:, t], h)
         return h
