@@ -46,9 +46,14 @@ std::string strategyOf(const CudaKernelLayout& layout) {
     return std::find(layout.entries.begin(), layout.entries.end(), role) != layout.entries.end();
   };
   if (has(CudaEntryRole::ReductionSplit))
-    reduced += std::string("when the outputs are too few to fill the GPU and long, each ") +
-               (layout.splitColumns ? "tile of neighbouring outputs" : "row") +
-               " split over blocks whose last combines the partials (_split); otherwise ";
+    reduced += layout.splitColumns
+                   ? "each tile of 32 neighbouring outputs on a block of 512 threads, split over "
+                     "blocks where the tiles leave the GPU idle, the last combining the partials "
+                     "(_split), when the reduced range is at least " +
+                         std::to_string(kSplitColumnsMinimum) + " long and the tiles at most " +
+                         std::to_string(kSplitCounterSlots) + "; otherwise "
+                   : "when the rows are too few to fill the GPU and long, each row split over "
+                     "blocks whose last combines the partials (_split); otherwise ";
   if (has(CudaEntryRole::ReductionRow))
     return reduced +
            "one warp or block per output when the reduced dims (innermost) are contiguous and "

@@ -142,20 +142,32 @@ int64_t splitTileWidth(const CudaKernelLayout& layout, const std::vector<int64_t
   return width;
 }
 
-// The splits per tile (a row, or `width` outputs) for the split entry, or 1 where a grid over
-// rows serves as well (see the constants above): enough blocks in all to fill every SM, each
-// block's chunk kSplitChunkMinimum elements or more.
+// The splits per tile (a row, or `width` outputs) for the split entry, or 0 where another entry
+// serves as well (see the constants above): enough blocks in all to fill every SM, each block's
+// chunk kSplitChunkMinimum elements or more.
+//
+// Rows (the reduced dims innermost): split only when the rows leave most block slots idle, each
+// row at least kSplitMinimumRow long; otherwise a warp or block per row reads as fast.
+// Tiles (the innermost dim kept): the alternative is a thread per output walking its reduced
+// range alone, a load in flight at a time (a [8192, 256] column sum: 9.7 ms on an H100, 2048
+// iterations of DRAM latency per thread on 2 of 132 SMs), so from kSplitColumnsMinimum on the
+// split entry takes it, 512 threads a tile, with a single split (1) where the tiles alone fill
+// the GPU.
 int64_t splitsFor(const CudaKernelLayout& layout, int64_t tiles, int64_t width, int64_t reduced,
                   int multiprocessors) {
   bool offered = std::find(layout.entries.begin(), layout.entries.end(),
                            CudaEntryRole::ReductionSplit) != layout.entries.end();
   int64_t blockSlots = int64_t{std::max(1, multiprocessors)} * kResidentThreadsPerMultiprocessor /
                        int64_t{kCudaRowBlock};
-  if (!offered || tiles < 1 || tiles > kSplitCounterSlots || reduced < kSplitMinimumRow ||
-      2 * tiles > blockSlots)
-    return 1;
+  bool columns = layout.splitColumns;
+  if (!offered || tiles < 1 || tiles > kSplitCounterSlots ||
+      reduced < (columns ? kSplitColumnsMinimum : kSplitMinimumRow) ||
+      (!columns && 2 * tiles > blockSlots))
+    return 0;
   int64_t fill = (blockSlots + tiles - 1) / tiles;
-  return std::max<int64_t>(1, std::min({fill, reduced * width / kSplitChunkMinimum, kMaxGridY}));
+  int64_t splits =
+      std::max<int64_t>(1, std::min({fill, reduced * width / kSplitChunkMinimum, kMaxGridY}));
+  return columns || splits > 1 ? splits : 0;
 }
 
 // The vectorised row entry's row cache for one row (cuda_kernel_abi.h): each cached input's
@@ -285,12 +297,13 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
       kept.push_back(d);
   int64_t rows = product(sizes, kept), reduced = product(sizes, layout.reducedDims);
   int64_t width = splitTileWidth(layout, sizes), tiles = (rows + width - 1) / width;
-  if (int64_t splits = splitsFor(layout, tiles, width, reduced, multiprocessors); splits > 1) {
+  if (int64_t splits = splitsFor(layout, tiles, width, reduced, multiprocessors); splits > 0) {
     has(CudaEntryRole::ReductionSplit);
     launch.why = width == 1 ? "split: too few rows to fill the GPU, each long; grid.y splits "
                               "every row and its last block combines the partials"
-                            : "split, tiles: too few outputs to fill the GPU, the innermost dim "
-                              "kept; grid.y splits every tile of outputs, its last block combines";
+                            : "split, tiles: the innermost dim kept; 512 threads a tile of "
+                              "outputs, grid.y splits where the tiles leave the GPU idle, the "
+                              "last block of a tile combines";
     // A row: 512 threads along x; a tile: its outputs along x, 512 / width threads along y.
     launch.block[0] = layout.splitColumns ? static_cast<unsigned>(width) : kCudaRowBlock;
     launch.block[1] = kCudaRowBlock / launch.block[0];
@@ -345,7 +358,8 @@ CudaLaunch planCudaLaunch(const CudaKernelLayout& layout, const KernelBinding& b
     return launch;
   }
   has(CudaEntryRole::ReductionPerOutput);
-  launch.why = !rowShaped         ? "per output: a kept dim is inside the reduced ones"
+  launch.why = !rowShaped         ? "per output: a kept dim is inside the reduced ones, the "
+                                    "reduced range short or the outputs many"
                : !innerContiguous ? "per output: the reduced innermost dim is strided"
                                   : "per output: rows shorter than a warp";
   launch.block[0] = static_cast<unsigned>(

@@ -61,6 +61,12 @@ constexpr int64_t kSplitPartialsOffset = kSplitCounterSlots * 4;
 // Rows shorter than this never split (planCudaLaunch says why); a kernel whose reduced extent is
 // static and shorter gets no split entry.
 constexpr int64_t kSplitMinimumRow = int64_t{1} << 17;
+// With the innermost dim kept (CudaKernelLayout::splitColumns) the entry without a split gives
+// each output ONE thread walking its whole reduced range, a load at a time: from this extent on
+// the split entry takes every such reduction whose tiles fit the counters, with grid.y splits
+// only where they fill the GPU (docs/cuda-codegen.md, "Variants"). A kernel whose static reduced
+// extent is shorter gets no split entry.
+constexpr int64_t kSplitColumnsMinimum = 128;
 
 // The bit of pass `pass` in CudaKernelLayout::readInPasses (passes past the 64th share the
 // last bit).

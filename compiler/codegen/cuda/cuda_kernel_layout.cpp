@@ -37,17 +37,19 @@ bool innermostKept(const GroupAnalysis& group) {
 
 // Whether the split entry may pay: a single-pass group (a multi-pass row group would need every
 // pass's results across the splits before the next pass: it keeps the other entries), whose
-// reduced extent is symbolic or at least kSplitMinimumRow (planCudaLaunch never splits shorter
-// rows: an entry it could not pick would only lengthen the build).
+// reduced extent is symbolic or at least kSplitMinimumRow, kSplitColumnsMinimum where the
+// innermost dim is kept (planCudaLaunch never splits shorter ranges: an entry it could not pick
+// would only lengthen the build).
 bool splitMayPay(const GroupAnalysis& group) {
   if (group.passes != 1) return false;
+  int64_t minimum = innermostKept(group) ? kSplitColumnsMinimum : kSplitMinimumRow;
   int64_t extent = 1;
   for (size_t d : group.reducedDims) {
     std::optional<int64_t> size = group.iterationShape[d].constant();
     if (!size) return true;
-    extent = std::min(extent * *size, kSplitMinimumRow); // no overflow
+    extent = std::min(extent * *size, minimum); // no overflow
   }
-  return extent >= kSplitMinimumRow;
+  return extent >= minimum;
 }
 
 // Per input, the passes over the row whose walk reads it (CudaKernelLayout::readInPasses): the

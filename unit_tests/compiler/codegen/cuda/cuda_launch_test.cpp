@@ -300,8 +300,24 @@ graph @g(%x: f32[s0,s1]) -> (f32[s1]) {
   EXPECT_EQ(hundred.grid[0], 4u);
   EXPECT_EQ(hundred.grid[1], 132u);
   EXPECT_EQ(hundred.workspaceBytes, size_t(kSplitPartialsOffset + 100 * 132 * 8));
-  // 10000 columns fill the GPU as they are: one thread per output.
-  EXPECT_EQ(kernel.entry(plan(1 << 18, 10000)), "loupe_k");
+  // A layer norm's weight gradient, [8192, 256]: a thread per output would walk 8192 elements
+  // alone (9.7 ms on an H100); 8 tiles of 32 outputs, 64 splits of 128 rows.
+  CudaLaunch norm = plan(8192, 256);
+  EXPECT_EQ(kernel.entry(norm), "loupe_k_split") << norm.why;
+  EXPECT_EQ(norm.block[0], 32u);
+  EXPECT_EQ(norm.block[1], 16u);
+  EXPECT_EQ(norm.grid[0], 8u);
+  EXPECT_EQ(norm.grid[1], 64u);
+  // 10000 columns nearly fill the block slots with their 313 tiles: two splits each.
+  CudaLaunch wide = plan(1 << 18, 10000);
+  EXPECT_EQ(kernel.entry(wide), "loupe_k_split") << wide.why;
+  EXPECT_EQ(wide.grid[0], 313u);
+  EXPECT_EQ(wide.grid[1], 2u);
+  // Tiles past the counters (more than 4096 of 32 outputs) fill the GPU a thread an output;
+  // so do reduced ranges shorter than kSplitColumnsMinimum.
+  EXPECT_EQ(kernel.entry(plan(1024, 200000)), "loupe_k");
+  EXPECT_EQ(kernel.entry(plan(kSplitColumnsMinimum - 1, 256)), "loupe_k");
+  EXPECT_EQ(kernel.entry(plan(kSplitColumnsMinimum, 256)), "loupe_k_split");
   // The innermost-reduced kernel takes whole rows: 512 threads along x.
   Kernel rows(kSymbolicSum);
   EXPECT_FALSE(rows.layout.splitColumns);
