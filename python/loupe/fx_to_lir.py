@@ -471,6 +471,39 @@ def _op_name(target: torch._ops.OpOverload) -> str:
     return name if _WORD.match(name) else quote(name)
 
 
+# The names torch's attention ops give their dropout's seed and offset, as results of the
+# forward and operands of the backward.
+_DROPOUT_STATE = {"philox_seed", "philox_offset", "rng_state"}
+
+
+def _refuse_dropout_state_placed_at_run_time(
+    node: torch.fx.Node, target: torch._ops.OpOverload
+) -> None:
+    """Raises ConversionError for a CUDA graph's op that draws dropout (a non-zero dropout_p)
+    and produces or reads its seed and offset as tensors (attention's philox_seed and
+    philox_offset). Where those live is decided when the op runs, not in the traced graph:
+    efficient attention puts them on the host outside a CUDA-graph capture and on the device
+    inside one, and its backward reads them by the same rule (through a host pointer outside a
+    capture), while the traced graph says the device. Loupe's CUDA graphs hold every value on
+    the device, so the backward would read a device address on the host: the graph runs
+    eagerly instead, and the trace says why. Without dropout the seed and offset are never
+    read, and the graph compiles."""
+    if _graph_device.get() == "cpu":
+        return
+    schema = target._schema
+    names = {r.name for r in schema.returns} | {a.name for a in schema.arguments}
+    if not names & _DROPOUT_STATE:
+        return
+    bound = {arg.name: value for arg, value in _bind_schema(target, node)}
+    dropout = bound.get("dropout_p")
+    if isinstance(dropout, (int, float)) and dropout != 0:
+        raise ConversionError(
+            f"{node.name} ({target}) draws dropout (dropout_p={dropout}) with a seed and offset "
+            "whose device torch decides when it runs (the host outside a CUDA-graph capture); "
+            "Loupe holds a CUDA graph's values on the device, so this graph runs eagerly"
+        )
+
+
 def _bind_schema(target: torch._ops.OpOverload, node: torch.fx.Node) -> list[tuple[Any, Any]]:
     """(schema argument, value) for each argument the node passes, in schema order. An optional
     tensor the node leaves out is bound to None, so that every tensor argument has its operand
@@ -645,6 +678,7 @@ class _Converter:
         if drops and self._dropout_with_torch_rng(node):
             return
         target = _resolve_overload(node, self.registered)
+        _refuse_dropout_state_placed_at_run_time(node, target)
         operands, attrs, template = [], [], {}
         for arg, value in _bind_schema(target, node):
             if _is_tensor_argument(arg.type):

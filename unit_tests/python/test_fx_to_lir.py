@@ -96,3 +96,29 @@ def test_int_results_are_left_to_their_uses():
     assert len(results) == 7 and "%getitem_4" not in results, line  # max_q, max_k left out
     assert "%getitem_5" not in results and "%getitem_6" in results, line
     assert lir.outputs == [0, 16]  # the output, and max_q (the sequence length) as a constant
+
+
+@pytest.mark.parametrize("dropout", [0.25, 0.0])
+def test_attention_dropout_on_the_gpu_is_refused_for_its_seed(dropout):
+    # Efficient attention's dropout seed and offset live on the host or the device by whether
+    # a CUDA graph is being captured when it runs, which the traced graph cannot say: with
+    # dropout the graph is refused (it runs eagerly); without, the seed is never read.
+    def attention(q):
+        out = torch.ops.aten._scaled_dot_product_efficient_attention(q, q, q, None, True, dropout)
+        return out[0], out[2], out[3]
+
+    with torch._subclasses.fake_tensor.FakeTensorMode():
+        q = torch.empty(2, 4, 16, 64, device="cuda")
+        gm = make_fx(attention)(q)
+    if dropout:
+        with pytest.raises(
+            ConversionError,
+            match=r"_scaled_dot_product_efficient_attention .*"
+            r"draws dropout \(dropout_p=0.25\)",
+        ):
+            fx_to_lir(gm, "g", REGISTERED)
+    else:
+        assert "_scaled_dot_product_efficient_attention" in fx_to_lir(gm, "g", REGISTERED).text
+    # On the CPU the op returns no such state: nothing to refuse.
+    cpu_gm = make_fx(lambda q: torch.ops.aten.scaled_dot_product_attention(q, q, q, None, dropout))
+    assert fx_to_lir(cpu_gm(torch.randn(2, 4, 16, 64)), "g", REGISTERED).outputs == [0]

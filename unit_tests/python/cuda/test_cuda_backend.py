@@ -882,3 +882,37 @@ def test_cudnn_attention_with_its_int_results(trace_path):
         assert_close_to_reference(g, e, r, f"result {i}")
     ops = {op for (op,) in query(trace_path, "SELECT op_summary FROM kernels")}
     assert any("cudnn_attention" in op for op in ops), ops
+
+
+def test_attention_with_dropout_runs_eagerly_and_says_why(trace_path, capsys):
+    """Efficient attention's dropout seed and offset live on the host or the device by whether
+    a CUDA graph is being captured when the op runs (its backward reads them through a host
+    pointer outside a capture), which Loupe's CUDA graphs cannot hold: compiled, its backward
+    read a device address on the host and crashed the process. The graphs run eagerly, train
+    with eager's masks, and the trace says why."""
+    backend, dtype = "EFFICIENT_ATTENTION", torch.float32
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.25)
+
+    compiled = torch.compile(attention, backend="loupe", options={"trace": trace_path})
+    shape = (2, 4, 128, 64)
+    inputs = [torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3)]
+    grad = torch.randn(shape, device="cuda", dtype=dtype)
+
+    def step(fn, seed):
+        leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
+        torch.manual_seed(seed)
+        with sdpa_kernel(getattr(SDPBackend, backend)):
+            out = fn(*leaves)
+            out.backward(grad)
+        return [out.detach()] + [t.grad for t in leaves]
+
+    for seed in range(3):
+        got, eager = step(compiled, seed), step(attention, seed)
+        for i, (g, e) in enumerate(zip(got, eager)):
+            torch.testing.assert_close(g, e, msg=f"call {seed}, result {i}")
+    assert "eagerly" in capsys.readouterr().err
+    messages = [m for (m,) in query(trace_path, "SELECT error_message FROM compiles")]
+    assert messages and all("draws dropout (dropout_p=0.25)" in m for m in messages), messages
