@@ -149,7 +149,7 @@ int64_t splitTileWidth(const CudaKernelLayout& layout, const std::vector<int64_t
 // Rows (the reduced dims innermost): split only when the rows leave most block slots idle, each
 // row at least kSplitMinimumRow long; otherwise a warp or block per row reads as fast.
 // Tiles (the innermost dim kept): the alternative is a thread per output walking its reduced
-// range alone, a load in flight at a time (a [8192, 256] column sum: 9.7 ms on an H100, 2048
+// range alone, a load in flight at a time (a [8192, 256] column sum: 9.7 ms on an H200, 8192
 // iterations of DRAM latency per thread on 2 of 132 SMs), so from kSplitColumnsMinimum on the
 // split entry takes it, 512 threads a tile, with a single split (1) where the tiles alone fill
 // the GPU.

@@ -300,8 +300,8 @@ graph @g(%x: f32[s0,s1]) -> (f32[s1]) {
   EXPECT_EQ(hundred.grid[0], 4u);
   EXPECT_EQ(hundred.grid[1], 132u);
   EXPECT_EQ(hundred.workspaceBytes, size_t(kSplitPartialsOffset + 100 * 132 * 8));
-  // A layer norm's weight gradient, [8192, 256]: a thread per output would walk 8192 elements
-  // alone (9.7 ms on an H100); 8 tiles of 32 outputs, 64 splits of 128 rows.
+  // A weight gradient's column sum over [8192, 256]: a thread per output would walk 8192
+  // elements alone (9.7 ms on an H200); 8 tiles of 32 outputs, 64 splits of 128 rows.
   CudaLaunch norm = plan(8192, 256);
   EXPECT_EQ(kernel.entry(norm), "loupe_k_split") << norm.why;
   EXPECT_EQ(norm.block[0], 32u);
