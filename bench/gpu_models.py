@@ -38,6 +38,7 @@ from gpu import SCRATCH, Clock, first_line, max_error  # isort: skip
 import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu import step_fn  # noqa: E402 (bench/cpu.py's: the output, and in training the grads)
 from cpu_more_models import INFERENCE_ONLY, MODELS, not_compiled  # noqa: E402
 
 # How much larger than bench/cpu_more_models.py's inputs each model's batch is here: a GPU
@@ -61,23 +62,6 @@ def place(model, inputs: tuple, dtype: torch.dtype, device: torch.device):
         t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device) for t in inputs
     )
     return model, placed
-
-
-def step_fn(model, inputs: tuple, train: bool):
-    """One call: the output, and in training the parameters' gradients after a loss's backward."""
-    params = [p for p in model.parameters() if p.requires_grad]
-
-    def call() -> list:
-        if not train:
-            with torch.no_grad():
-                return [model(*inputs)]
-        for p in params:
-            p.grad = None
-        out = model(*inputs)
-        out.float().square().mean().backward()
-        return [out.detach()] + [p.grad for p in params]
-
-    return call
 
 
 def interleaved_medians(clock: Clock, fns: list, warmup: int, runs: int) -> list[float]:
@@ -133,7 +117,7 @@ def bench_row(name: str, mode: str, dtype_name: str, clock: Clock, args) -> None
             copy.deepcopy(model), backend="loupe", options={"trace": str(trace)}
         ),
     }
-    steps = {label: step_fn(m, inputs, train) for label, m in backends.items()}
+    steps = {label: step_fn(m, inputs, mode) for label, m in backends.items()}
     results = {label: step() for label, step in steps.items()}
     ms = dict(zip(steps, interleaved_medians(clock, list(steps.values()), 5, args.runs)))
     kernels = {label: (None, []) for label in steps}
