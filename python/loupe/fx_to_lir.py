@@ -471,36 +471,37 @@ def _op_name(target: torch._ops.OpOverload) -> str:
     return name if _WORD.match(name) else quote(name)
 
 
-# The names torch's attention ops give their dropout's seed and offset, as results of the
-# forward and operands of the backward.
-_DROPOUT_STATE = {"philox_seed", "philox_offset", "rng_state"}
+# The attention ops whose dropout seed and offset torch places by whether a CUDA graph is being
+# captured when they run: efficient attention's forward returns them as CPU tensors outside a
+# capture (device tensors inside one, filled by its kernel), and its backward reads them
+# through host pointers outside a capture. Flash and cuDNN attention keep theirs on the device
+# either way (flash's rng_state, cuDNN's unpacked by a kernel): their graphs compile.
+_HOST_DROPOUT_STATE_OPS = {
+    "aten._scaled_dot_product_efficient_attention",
+    "aten._scaled_dot_product_efficient_attention_backward",
+    "aten._efficient_attention_forward",
+    "aten._efficient_attention_backward",
+}
 
 
 def _refuse_dropout_state_placed_at_run_time(
     node: torch.fx.Node, target: torch._ops.OpOverload
 ) -> None:
-    """Raises ConversionError for a CUDA graph's op that draws dropout (a non-zero dropout_p)
-    and produces or reads its seed and offset as tensors (attention's philox_seed and
-    philox_offset). Where those live is decided when the op runs, not in the traced graph:
-    efficient attention puts them on the host outside a CUDA-graph capture and on the device
-    inside one, and its backward reads them by the same rule (through a host pointer outside a
-    capture), while the traced graph says the device. Loupe's CUDA graphs hold every value on
-    the device, so the backward would read a device address on the host: the graph runs
-    eagerly instead, and the trace says why. Without dropout the seed and offset are never
-    read, and the graph compiles."""
-    if _graph_device.get() == "cpu":
-        return
-    schema = target._schema
-    names = {r.name for r in schema.returns} | {a.name for a in schema.arguments}
-    if not names & _DROPOUT_STATE:
+    """Raises ConversionError for a CUDA graph's efficient attention that draws dropout (a
+    non-zero dropout_p), forward or backward (_HOST_DROPOUT_STATE_OPS). The traced graph says
+    its seed and offset are device tensors; Loupe's CUDA graphs hold every value on the device,
+    so the backward would read a device address on the host (it crashed the process). The
+    graph runs eagerly instead, and the trace says why. Without dropout the seed and offset are
+    never read, and the graph compiles."""
+    if _graph_device.get() == "cpu" or _op_name(target) not in _HOST_DROPOUT_STATE_OPS:
         return
     bound = {arg.name: value for arg, value in _bind_schema(target, node)}
     dropout = bound.get("dropout_p")
     if isinstance(dropout, (int, float)) and dropout != 0:
         raise ConversionError(
             f"{node.name} ({target}) draws dropout (dropout_p={dropout}) with a seed and offset "
-            "whose device torch decides when it runs (the host outside a CUDA-graph capture); "
-            "Loupe holds a CUDA graph's values on the device, so this graph runs eagerly"
+            "that torch puts on the host outside a CUDA-graph capture and its backward reads "
+            "there; Loupe holds a CUDA graph's values on the device, so this graph runs eagerly"
         )
 
 

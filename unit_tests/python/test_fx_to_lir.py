@@ -99,22 +99,22 @@ def test_int_results_are_left_to_their_uses():
 
 
 @pytest.mark.parametrize("dropout", [0.25, 0.0])
-def test_attention_dropout_on_the_gpu_is_refused_for_its_seed(dropout):
-    # Efficient attention's dropout seed and offset live on the host or the device by whether
-    # a CUDA graph is being captured when it runs, which the traced graph cannot say: with
-    # dropout the graph is refused (it runs eagerly); without, the seed is never read.
-    def attention(q):
+def test_efficient_attention_dropout_on_the_gpu_is_refused_for_its_seed(dropout):
+    # Efficient attention's dropout seed and offset are CPU tensors outside a CUDA-graph capture
+    # (its backward reads them on the host), device tensors inside one; the traced graph says
+    # the device. With dropout the graph is refused (it runs eagerly); without, the seed is
+    # never read.
+    def efficient(q):
         out = torch.ops.aten._scaled_dot_product_efficient_attention(q, q, q, None, True, dropout)
         return out[0], out[2], out[3]
 
     with torch._subclasses.fake_tensor.FakeTensorMode():
         q = torch.empty(2, 4, 16, 64, device="cuda")
-        gm = make_fx(attention)(q)
+        gm = make_fx(efficient)(q)
     if dropout:
         with pytest.raises(
             ConversionError,
-            match=r"_scaled_dot_product_efficient_attention .*"
-            r"draws dropout \(dropout_p=0.25\)",
+            match=r"_scaled_dot_product_efficient_attention .*draws dropout \(dropout_p=0.25\)",
         ):
             fx_to_lir(gm, "g", REGISTERED)
     else:
