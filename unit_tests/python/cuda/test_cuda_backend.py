@@ -890,7 +890,6 @@ def test_attention_with_dropout_runs_eagerly_and_says_why(trace_path, capsys):
     pointer outside a capture), which Loupe's CUDA graphs cannot hold: compiled, its backward
     read a device address on the host and crashed the process. The graphs run eagerly, train
     with eager's masks, and the trace says why."""
-    backend, dtype = "EFFICIENT_ATTENTION", torch.float32
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     def attention(q, k, v):
@@ -898,13 +897,13 @@ def test_attention_with_dropout_runs_eagerly_and_says_why(trace_path, capsys):
 
     compiled = torch.compile(attention, backend="loupe", options={"trace": trace_path})
     shape = (2, 4, 128, 64)
-    inputs = [torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3)]
-    grad = torch.randn(shape, device="cuda", dtype=dtype)
+    inputs = [torch.randn(shape, device="cuda") for _ in range(3)]
+    grad = torch.randn(shape, device="cuda")
 
     def step(fn, seed):
         leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
         torch.manual_seed(seed)
-        with sdpa_kernel(getattr(SDPBackend, backend)):
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
             out = fn(*leaves)
             out.backward(grad)
         return [out.detach()] + [t.grad for t in leaves]
