@@ -172,17 +172,23 @@ def first_call(fn: Callable[[], list]) -> tuple[float, list]:
     return timed(fn)
 
 
-def median_latencies(fns: list[Callable[[], list]], warmup: int, runs: int) -> list[float]:
-    """Median seconds per call of each function, measured in interleaved rounds (one call of
-    each per round), so a burst of load on a shared machine slows every backend alike instead
-    of whichever happened to be measured during it."""
+def median_latencies(
+    fns: list[Callable[[], list]],
+    warmup: int,
+    runs: int,
+    time_call: Callable[[Callable[[], list]], float] = lambda fn: timed(fn)[0],
+) -> list[float]:
+    """Median time per call of each function (seconds by the wall clock unless `time_call`
+    times a call otherwise), measured in interleaved rounds (one call of each per round), so a
+    burst of load on a shared machine slows every backend alike instead of whichever happened
+    to be measured during it."""
     for _ in range(warmup):
         for fn in fns:
             fn()
     samples: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
         for fn, mine in zip(fns, samples):
-            mine.append(timed(fn)[0])
+            mine.append(time_call(fn))
     return [statistics.median(mine) for mine in samples]
 
 

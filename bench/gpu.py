@@ -215,12 +215,19 @@ CASES = [
 def place(case: Case, sizes: Sizes, device: torch.device) -> tuple[nn.Module, tuple]:
     """The case's model and inputs on the device, in the case's dtype, from a fixed seed."""
     torch.manual_seed(0)
-    module, inputs = case.build(sizes)
-    module = module.to(device=device, dtype=case.dtype).train(case.train)
-    inputs = tuple(
-        x.to(device=device, dtype=case.dtype if x.is_floating_point() else x.dtype) for x in inputs
+    module, inputs = to_device(*case.build(sizes), device, case.dtype)
+    return module.train(case.train), inputs
+
+
+def to_device(
+    module: nn.Module, inputs: tuple, device: torch.device, dtype: torch.dtype
+) -> tuple[nn.Module, tuple]:
+    """The model and its floating-point inputs in `dtype` on `device`; other inputs (token ids)
+    keep their dtype."""
+    module = module.to(device=device, dtype=dtype)
+    return module, tuple(
+        x.to(device=device, dtype=dtype if x.is_floating_point() else x.dtype) for x in inputs
     )
-    return module, inputs
 
 
 # --- the backends ----------------------------------------------------------------------------
@@ -324,17 +331,7 @@ class Clock:
         event-timed median adds to it is host time inside the timed window. None on the CPU."""
         if not self.cuda:
             return None
-        from torch.profiler import ProfilerActivity, profile
-
-        fn()
-        self.sync()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(calls):
-                fn()
-            self.sync()
-        device = torch.autograd.DeviceType.CUDA
-        total_us = sum(e.device_time_total for e in prof.key_averages() if e.device_type == device)
-        return total_us / calls / 1e3 if total_us else None
+        return sum(ms for _, ms in device_kernels(fn, calls)) or None
 
     def first_call_s(self, fn: Callable[[], list]) -> tuple[float, list]:
         """Wall time of a first call, compile included, up to its results on the device."""
@@ -343,6 +340,24 @@ class Clock:
         result = fn()
         self.sync()
         return time.perf_counter() - start, result
+
+
+def device_kernels(fn: Callable[[], object], calls: int) -> list[tuple[str, float]]:
+    """Each kernel, copy and fill that `calls` calls of fn ran on the CUDA device (torch.profiler's
+    CUDA activity, replayed CUDA graphs included, after one call outside the profile): its name
+    and its device time in ms per call, longest first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    device = torch.autograd.DeviceType.CUDA
+    events = [e for e in prof.key_averages() if e.device_type == device and e.device_time_total]
+    events.sort(key=lambda e: e.device_time_total, reverse=True)
+    return [(e.key, e.device_time_total / calls / 1e3) for e in events]
 
 
 @dataclass

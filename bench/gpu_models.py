@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import argparse
 import copy
-import statistics
 import sys
 import time
 from pathlib import Path
 
 # bench/gpu.py's clock and error measure. Imported before torch: it points Inductor's, Triton's
 # and NVRTC's caches at fresh folders, which they read on import.
-from gpu import SCRATCH, Clock, first_line, max_error  # isort: skip
+from gpu import SCRATCH, Clock, device_kernels, first_line, max_error, to_device  # isort: skip
 
 import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu import step_fn  # noqa: E402 (bench/cpu.py's: the output, and in training the grads)
+# bench/cpu.py's step (the output, and in training the grads) and interleaved timing.
+from cpu import median_latencies, step_fn  # noqa: E402
 from cpu_more_models import INFERENCE_ONLY, MODELS, not_compiled  # noqa: E402
 
 # How much larger than bench/cpu_more_models.py's inputs each model's batch is here: a GPU
@@ -56,41 +56,10 @@ def scaled(model_name: str, inputs: tuple) -> tuple:
     return tuple(t.repeat(scale, *([1] * (t.dim() - 1))) if scale > 1 else t for t in inputs)
 
 
-def place(model, inputs: tuple, dtype: torch.dtype, device: torch.device):
-    model = model.to(device=device, dtype=dtype)
-    placed = tuple(
-        t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device) for t in inputs
-    )
-    return model, placed
-
-
-def interleaved_medians(clock: Clock, fns: list, warmup: int, runs: int) -> list[float]:
-    for _ in range(warmup):
-        for fn in fns:
-            fn()
-    clock.sync()
-    samples: list[list[float]] = [[] for _ in fns]
-    for _ in range(runs):
-        for fn, mine in zip(fns, samples):
-            mine.append(clock.time_ms(fn))
-    return [statistics.median(mine) for mine in samples]
-
-
 def top_kernels(fn, calls: int, count: int) -> tuple[float, list[tuple[str, float]]]:
     """The device's time per call, and its `count` longest kernels (ms per call)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    device = torch.autograd.DeviceType.CUDA
-    events = [e for e in prof.key_averages() if e.device_type == device and e.device_time_total]
-    total = sum(e.device_time_total for e in events) / calls / 1e3
-    events.sort(key=lambda e: e.device_time_total, reverse=True)
-    return total, [(e.key, e.device_time_total / calls / 1e3) for e in events[:count]]
+    kernels = device_kernels(fn, calls)
+    return sum(ms for _, ms in kernels), kernels[:count]
 
 
 def shown(ms: float | None) -> str:
@@ -107,7 +76,7 @@ def bench_row(name: str, mode: str, dtype_name: str, clock: Clock, args) -> None
     torch.manual_seed(0)
     torch._dynamo.reset()
     model, inputs = MODELS[name]()
-    model, inputs = place(model, scaled(name, inputs), DTYPES[dtype_name], args.device)
+    model, inputs = to_device(model, scaled(name, inputs), args.device, DTYPES[dtype_name])
     model.train(train)
     trace = SCRATCH / f"{name}-{mode}-{dtype_name}.db"
     backends = {
@@ -119,7 +88,7 @@ def bench_row(name: str, mode: str, dtype_name: str, clock: Clock, args) -> None
     }
     steps = {label: step_fn(m, inputs, mode) for label, m in backends.items()}
     results = {label: step() for label, step in steps.items()}
-    ms = dict(zip(steps, interleaved_medians(clock, list(steps.values()), 5, args.runs)))
+    ms = dict(zip(steps, median_latencies(list(steps.values()), 5, args.runs, clock.time_ms)))
     kernels = {label: (None, []) for label in steps}
     if args.kernels:  # see --kernels' help
         kernels = {label: top_kernels(step, 5, args.kernels) for label, step in steps.items()}

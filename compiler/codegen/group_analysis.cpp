@@ -136,7 +136,7 @@ void proveGatherIndicesInBounds(GroupAnalysis& group, const Node& node) {
     auto position = static_cast<size_t>(input - group.inputs.begin());
     const Value* outer = node.op() == "loupe.fused" ? node.operand(position) : operand;
     const Node* producer = outer ? outer->definingNode() : nullptr;
-    if (!producer || producer->op() != "loupe.constant") return std::nullopt;
+    if (!isConstantNode(producer)) return std::nullopt;
     return producer->attrs().getFloats("data");
   };
   for (const Node* gather : group.gathers) {

@@ -47,9 +47,11 @@ std::string strategyOf(const CudaKernelLayout& layout) {
   };
   if (has(CudaEntryRole::ReductionSplit))
     reduced += layout.splitColumns
-                   ? "each tile of 32 neighbouring outputs on a block of 512 threads, split over "
-                     "blocks where the tiles leave the GPU idle, the last combining the partials "
-                     "(_split), when the reduced range is at least " +
+                   ? "each tile of up to 32 neighbouring outputs on a block of " +
+                         std::to_string(kCudaRowBlock) +
+                         " threads, split over blocks where the tiles leave the GPU idle, the "
+                         "last combining the partials (_split), when the reduced range is at "
+                         "least " +
                          std::to_string(kSplitColumnsMinimum) + " long and the tiles at most " +
                          std::to_string(kSplitCounterSlots) + "; otherwise "
                    : "when the rows are too few to fill the GPU and long, each row split over "
